@@ -1,0 +1,24 @@
+"""AOTInductor: torch.export → aoti_compile_and_package → aoti_load_package."""
+
+from __future__ import annotations
+
+import os
+
+from fuzzaoti import compat
+from fuzzaoti.backends.base import Prepared, Progress, stage
+from fuzzaoti.program import Program
+
+
+class AotiBackend:
+    name = "aoti"
+
+    def prepare(self, program: Program, namespace: dict, example: list, device: str,
+                workdir: str, progress: Progress) -> Prepared:
+        model = namespace["Repro"]()
+        dynamic_shapes = namespace["dynamic_shapes"](compat.dim_class())
+        ep = stage("export", progress, lambda: compat.export(model, tuple(example), dynamic_shapes))
+        configs = compat.supported_configs(dict(program.configs))
+        path = os.path.join(workdir, f"{program.id}.pt2")
+        path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))
+        loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
+        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=compat.exported_ranges(ep))

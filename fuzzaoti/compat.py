@@ -1,0 +1,126 @@
+"""Every difference between the torch releases fuzzaoti supports (2.11 to 2.15) lives here.
+
+Other modules call these functions instead of reaching into torch internals themselves, so a
+new torch release is handled by editing this one file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping
+
+from fuzzaoti.errors import Unsupported
+
+
+def torch_versions() -> dict[str, str | None]:
+    """torch, CUDA and device names of this process (for findings and replays)."""
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {"torch": torch.__version__, "cuda": torch.version.cuda, "device_name": device}
+
+
+def export(module: Any, args: tuple, dynamic_shapes: Mapping[str, Any]) -> Any:
+    import torch
+
+    return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
+
+
+def dim_class() -> Any:
+    from torch.export import Dim
+
+    return Dim
+
+
+def aoti_compile(ep: Any, package_path: str, configs: Mapping[str, Any]) -> str:
+    import torch
+
+    return torch._inductor.aoti_compile_and_package(
+        ep, package_path=package_path, inductor_configs=dict(configs)
+    )
+
+
+def aoti_load(package_path: str, device: str) -> Callable[..., Any]:
+    import torch
+
+    index = 0 if device == "cuda" else -1
+    return torch._inductor.aoti_load_package(package_path, device_index=index)
+
+
+def config_supported(key: str) -> bool:
+    """True if ``torch._inductor.config`` has the (dotted) option ``key``."""
+    from torch._inductor import config
+
+    node: Any = config
+    for part in key.split("."):
+        if not hasattr(node, part):
+            return False
+        node = getattr(node, part)
+    return True
+
+
+def supported_configs(configs: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``configs`` this torch understands; unknown options are dropped, not errors."""
+    return {k: v for k, v in configs.items() if config_supported(k)}
+
+
+def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:
+    """``{(input index, axis): (lo, hi)}`` for every input axis, as torch.export decided it.
+
+    Static axes have ``lo == hi``; symbolic ones take their range constraint (``hi=None`` when
+    unbounded). Axes whose size is a compound expression (derived dims) are left out: their
+    root dim is checked where it appears alone.
+    """
+    import sympy
+
+    ranges: dict[tuple[int, int], tuple[int, int | None]] = {}
+    constraints = {str(sym): vr for sym, vr in ep.range_constraints.items()}
+    user_inputs = [
+        n for n in ep.graph.nodes if n.op == "placeholder" and n.name in _user_input_names(ep)
+    ]
+    for index, node in enumerate(user_inputs):
+        val = node.meta.get("val")
+        for axis, size in enumerate(getattr(val, "shape", ())):
+            expr = getattr(size, "node", None)
+            expr = expr.expr if expr is not None else sympy.Integer(int(size))
+            if expr.is_Integer:
+                ranges[(index, axis)] = (int(expr), int(expr))
+            elif expr.is_Symbol and str(expr) in constraints:
+                vr = constraints[str(expr)]
+                finite = bool(getattr(vr.upper, "is_Integer", False))  # int_oo is not
+                ranges[(index, axis)] = (int(vr.lower), int(vr.upper) if finite else None)
+    return ranges
+
+
+def _user_input_names(ep: Any) -> set[str]:
+    return set(ep.graph_signature.user_inputs)
+
+
+# ---- hooks the canaries patch ----------------------------------------------------------------
+def cse_proxy_class() -> Any:
+    """The class through which every backend's kernel codegen emits ops (``indirect_indexing``)."""
+    from torch._inductor.codegen import common
+
+    proxy = getattr(common, "CSEProxy", None)
+    if proxy is None or not hasattr(proxy, "indirect_indexing"):
+        raise Unsupported("this torch has no module-level CSEProxy.indirect_indexing to patch")
+    return proxy
+
+
+def lowerings() -> dict[Any, Callable[..., Any]]:
+    from torch._inductor.lowering import lowerings as table
+
+    return table
+
+
+def aten() -> Any:
+    import torch
+
+    return torch.ops.aten
+
+
+def set_default_cxx() -> None:
+    """Respect ``FUZZAOTI_CXX`` as the C++ compiler AOTI builds with (``CXX`` otherwise)."""
+    cxx = os.environ.get("FUZZAOTI_CXX")
+    if cxx:
+        os.environ["CXX"] = cxx

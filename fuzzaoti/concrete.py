@@ -1,0 +1,37 @@
+"""Program + runtime assignment of dims → the concrete input specs that ``inputs`` consumes."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from fuzzaoti import sizes
+from fuzzaoti.program import Program
+
+
+def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Plain-data input descriptions with every size evaluated at ``env``."""
+    specs = []
+    for spec in program.inputs:
+        v = spec.values
+        specs.append(
+            {
+                "dtype": spec.dtype,
+                "shape": [sizes.evaluate(s, env) for s in spec.shape],
+                "kind": v.kind,
+                "low": None if v.low is None else sizes.evaluate(v.low, env),
+                "high": None if v.high is None else sizes.evaluate(v.high, env),
+            }
+        )
+    return specs
+
+
+def input_bytes(program: Program, env: Mapping[str, int]) -> int:
+    """Bytes the inputs occupy at ``env`` (dtype sizes without importing torch)."""
+    itemsize = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
+    total = 0
+    for spec in input_specs(program, env):
+        numel = 1
+        for n in spec["shape"]:
+            numel *= n
+        total += numel * itemsize.get(spec["dtype"], 1)
+    return total

@@ -1,0 +1,40 @@
+"""The exceptions fuzzaoti raises for misuse and bad input.
+
+Library code raises these; only the CLI turns them into a one-line message and exit code 2.
+
+    FuzzaotiError
+    ├── InvalidProgram      a Program (or its JSON) breaks the schema or refers to unknown names
+    ├── InvalidArgument     a strategy or API was called with arguments that cannot work
+    ├── CorpusError         a corpus file is missing, is not a corpus, or is from a newer schema
+    │   └── UnknownFinding  no finding with that id
+    ├── UnknownName         an unknown backend, device or canary name
+    └── Unsupported         the installed torch cannot do what was asked (a canary, a config)
+"""
+
+
+class FuzzaotiError(Exception):
+    """Base of every error that is the user's input rather than a fuzzaoti bug."""
+
+
+class InvalidProgram(FuzzaotiError):
+    """A Program or its JSON form is malformed."""
+
+
+class InvalidArgument(FuzzaotiError):
+    """A function was called with arguments that cannot work together."""
+
+
+class CorpusError(FuzzaotiError):
+    """The corpus file cannot be used as asked."""
+
+
+class UnknownFinding(CorpusError):
+    """No finding has the given id."""
+
+
+class UnknownName(FuzzaotiError):
+    """A name (backend, device, canary) is not in its registry."""
+
+
+class Unsupported(FuzzaotiError):
+    """The installed torch lacks something the request needs."""

@@ -1,0 +1,148 @@
+"""Inside a worker: check a batch of cases, stage by stage, and describe what happened as data.
+
+A case is a program plus the runtime runs to check it at (a dim assignment and an input seed
+each). Every member is first run in eager at every run: a member that fails there, or whose
+eager output is not finite, is *invalid* (a generator bug, never a finding) and is dropped.
+The valid members are merged and compiled once; then each run feeds every member its inputs
+(a member whose sizes fall outside the ranges export decided gets its export-time example
+instead, and that run is skipped for it) and each member's outputs are judged by the oracle.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import traceback
+from typing import Any, Callable
+
+from fuzzaoti import batch, render
+from fuzzaoti.backends import StageFailure, get_backend
+from fuzzaoti.concrete import input_specs
+from fuzzaoti.inputs import make_inputs
+from fuzzaoti.oracle import compare_outputs
+from fuzzaoti.outcome import Outcome, symptom_of_exception
+from fuzzaoti.program import Program
+
+Progress = Callable[[str], None]
+
+
+def _upcast(t):
+    return t.double() if t.dtype.is_floating_point else t
+
+
+def _frames(error: BaseException) -> tuple[str, ...]:
+    """Innermost code locations of a traceback as ``file:function`` (no line numbers)."""
+    frames = traceback.extract_tb(error.__traceback__)[-4:]
+    return tuple(f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in frames)
+
+
+def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
+    return Outcome(stage=stage, symptom=symptom_of_exception(error), message=f"{type(error).__name__}: {error}"[:4000],
+                   error_type=type(error).__name__, frames=_frames(error), **extra)
+
+
+class _Member:
+    """One case's state while a batch is checked."""
+
+    def __init__(self, case: dict[str, Any]):
+        self.program = Program.from_json(case["program"])
+        self.runs = [(dict(r["env"]), int(r["seed"])) for r in case["runs"]]
+        self.expected: list[tuple[list, list, list]] = []  # per run: (inputs, eager, reference)
+        self.outcome: Outcome | None = None
+        self.checked = self.skipped = 0
+
+    def run_eager(self, device: str) -> None:
+        import torch
+
+        model = render.load_program(self.program)["Repro"]()
+        for env, seed in self.runs:
+            try:
+                inputs = make_inputs(input_specs(self.program, env), seed, device)
+                with torch.no_grad():
+                    eager = list(model(*inputs))
+                    reference = list(model(*[_upcast(t) for t in inputs]))
+            except Exception as exc:  # noqa: BLE001
+                message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
+                self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
+                return
+            if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
+                self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
+                return
+            self.expected.append((inputs, eager, reference))
+
+    def example_inputs(self, device: str) -> list:
+        return make_inputs(input_specs(self.program, self.program.hint_env()), 0, device)
+
+
+def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
+
+    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...]}``: ``batch`` is set when the
+    merged program failed as a whole (export, compile, load, or an exception at run), which
+    the caller resolves by checking the members on their own.
+    """
+    device, backend = job["device"], get_backend(job["backend"])
+    members = [_Member(c) for c in job["cases"]]
+    progress("eager")
+    for m in members:
+        m.run_eager(device)
+    valid = [m for m in members if m.outcome is None]
+    if valid:
+        batch_outcome = _check_compiled(valid, backend, device, progress)
+        if batch_outcome is not None:
+            return {"batch": batch_outcome.to_dict(), "cases": [_final(m).to_dict() for m in members]}
+    return {"batch": None, "cases": [_final(m).to_dict() for m in members]}
+
+
+def _final(m: _Member) -> Outcome:
+    if m.outcome is not None:
+        return m.outcome
+    return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped)
+
+
+def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
+    import torch
+
+    programs = [m.program for m in members]
+    merged = batch.merge(programs)
+    example = sum((m.example_inputs(device) for m in members), [])
+    with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
+        try:
+            prepared = backend.prepare(merged, render.load_program(merged), example, device, workdir, progress)
+        except StageFailure as failure:
+            return _failure(failure.stage, failure.error)
+        examples = batch.split(example, programs, lambda p: len(p.inputs))
+        offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
+        for r in range(max(len(m.expected) for m in members)):
+            feed, judged = [], []
+            for k, m in enumerate(members):
+                inputs = m.expected[r][0] if r < len(m.expected) and m.outcome is None else None
+                if inputs is not None and not prepared.accepts([tuple(t.shape) for t in inputs], offsets[k]):
+                    m.skipped += 1
+                    inputs = None
+                feed.extend(inputs if inputs is not None else examples[k])
+                judged.append(inputs is not None)
+            if not any(judged):
+                continue
+            progress(f"run {r}")
+            try:
+                with torch.no_grad():
+                    outputs = prepared.run(*feed)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+            except Exception as exc:  # noqa: BLE001
+                where = {}
+                if len(members) == 1:  # a lone member's failing run is known exactly
+                    where = {"env": members[0].runs[r][0], "seed": members[0].runs[r][1]}
+                return _failure("run", exc, **where)
+            progress(f"compare {r}")
+            for k, (m, outs) in enumerate(zip(members, batch.split_outputs(outputs, programs))):
+                if not judged[k]:
+                    continue
+                _, eager, reference = m.expected[r]
+                verdict = compare_outputs(outs, eager, reference)
+                m.checked += 1
+                if verdict is not None:
+                    env, seed = m.runs[r]
+                    m.outcome = Outcome("compare", "mismatch", verdict["detail"], env=env, seed=seed,
+                                        verdict=verdict, runs_checked=m.checked)
+    return None

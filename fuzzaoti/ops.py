@@ -1,0 +1,98 @@
+"""The whitelist of ops a Program may use, and how each renders as torch source.
+
+Adding an op means adding one ``OpSpec`` here (and teaching ``fuzzaoti.strategies`` to
+generate it validly). Rendering is plain string formatting over checked attributes, so a
+Program from an untrusted corpus can only ever produce calls to these ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from fuzzaoti.errors import InvalidProgram
+
+DTYPE_NAMES = {"float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool"}
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """``template`` is formatted with the args as ``a0, a1, ...`` and the attrs by name."""
+
+    name: str
+    family: str  # "matmul", "indexing", "pointwise", "reduction", "glue"
+    arity: int
+    template: str
+    attrs: dict[str, Callable[[object], bool]]
+
+    def check(self, node) -> None:
+        if len(node.args) != self.arity:
+            raise InvalidProgram(f"node {node.name!r}: {self.name} takes {self.arity} tensor args")
+        given = node.attr
+        if set(given) != set(self.attrs):
+            raise InvalidProgram(
+                f"node {node.name!r}: {self.name} needs attrs {sorted(self.attrs)}, got {sorted(given)}"
+            )
+        for key, ok in self.attrs.items():
+            if not ok(given[key]):
+                raise InvalidProgram(f"node {node.name!r}: bad {self.name} attr {key}={given[key]!r}")
+
+    def render(self, node) -> str:
+        fields = {f"a{k}": arg for k, arg in enumerate(node.args)}
+        fields.update(node.attr)
+        return self.template.format(**fields)
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _nonneg(v: object) -> bool:
+    return _int(v) and v >= 0
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e6
+
+
+def _dtype(v: object) -> bool:
+    return v in DTYPE_NAMES
+
+
+def _index_prefix(dim: int) -> str:
+    return ":, " * dim
+
+
+_SPECS = [
+    OpSpec("bmm", "matmul", 2, "torch.bmm({a0}, {a1})", {}),
+    OpSpec("matmul", "matmul", 2, "torch.matmul({a0}, {a1})", {}),
+    OpSpec("index_select", "indexing", 2, "torch.index_select({a0}, {dim}, {a1})", {"dim": _nonneg}),
+    OpSpec("gather", "indexing", 2, "torch.gather({a0}, {dim}, {a1})", {"dim": _nonneg}),
+    OpSpec("index", "indexing", 2, "{a0}[{prefix}{a1}]", {"prefix": lambda v: v in {_index_prefix(d) for d in range(6)}}),
+    OpSpec(
+        "narrow",
+        "indexing",
+        1,
+        "{a0}.narrow({dim}, {start}, {a0}.size({dim}) - {start} - {trim})",
+        {"dim": _nonneg, "start": _nonneg, "trim": _nonneg},
+    ),
+    OpSpec("relu", "pointwise", 1, "torch.relu({a0})", {}),
+    OpSpec("neg", "pointwise", 1, "torch.neg({a0})", {}),
+    OpSpec("abs", "pointwise", 1, "torch.abs({a0})", {}),
+    OpSpec("sigmoid", "pointwise", 1, "torch.sigmoid({a0})", {}),
+    OpSpec("tanh", "pointwise", 1, "torch.tanh({a0})", {}),
+    OpSpec("sin", "pointwise", 1, "torch.sin({a0})", {}),
+    OpSpec("add", "pointwise", 2, "torch.add({a0}, {a1})", {}),
+    OpSpec("sub", "pointwise", 2, "torch.sub({a0}, {a1})", {}),
+    OpSpec("mul", "pointwise", 2, "torch.mul({a0}, {a1})", {}),
+    OpSpec("affine", "pointwise", 1, "({a0} * {scale} + {shift})", {"scale": _number, "shift": _number}),
+    OpSpec("cast", "pointwise", 1, "{a0}.to(torch.{dtype})", {"dtype": _dtype}),
+    OpSpec("sum", "reduction", 1, "torch.sum({a0}, {dim})", {"dim": _nonneg}),
+]
+
+OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def index_prefix(dim: int) -> str:
+    """The ``prefix`` attr of the ``index`` op that indexes dim ``dim``: ``x[:, :, idx]``."""
+    return _index_prefix(dim)

@@ -1,0 +1,89 @@
+"""The differential oracle: is a compiled output wrong, element by element?
+
+An indexing miscompile typically corrupts a handful of elements among millions; an aggregate
+error (RMSE, ``torch._dynamo.utils.same``) hides that, so every element is judged on its own:
+
+* integer and bool outputs must equal eager exactly;
+* float outputs are compared with a float64 reference computed from the same inputs. Element
+  ``i`` is wrong when ``|actual - ref| > mult * (|eager - ref| + eps * (|ref| + rms(ref)))``:
+  clearly worse than eager's own error there plus the dtype's rounding, so fp16/bf16 rounding
+  differences between kernels never count;
+* non-finite positions (NaN, ±inf) must agree with eager.
+
+This module imports only torch: its source is copied into standalone repro scripts.
+"""
+
+import torch
+
+DEFAULT_TOL_MULT = 4.0
+MAX_WORST = 5
+
+
+def compare_outputs(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT):
+    """``None`` when every output agrees, else a plain dict describing the first wrong one."""
+    if len(actual) != len(eager):
+        return {"output": None, "reason": "count", "detail": f"{len(actual)} outputs, eager has {len(eager)}"}
+    for k, (a, e, r) in enumerate(zip(actual, eager, reference)):
+        problem = compare_tensor(a, e, r, tol_mult)
+        if problem is not None:
+            problem["output"] = k
+            return problem
+    return None
+
+
+def compare_tensor(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT):
+    """``None`` if ``actual`` agrees with ``eager``/``reference``, else what is wrong."""
+    if tuple(actual.shape) != tuple(eager.shape):
+        return {"reason": "shape", "detail": f"shape {list(actual.shape)}, eager {list(eager.shape)}"}
+    if actual.dtype != eager.dtype:
+        return {"reason": "dtype", "detail": f"dtype {actual.dtype}, eager {eager.dtype}"}
+    actual, eager, reference = actual.cpu(), eager.cpu(), reference.cpu()
+    if not eager.dtype.is_floating_point:
+        return _judge(actual != eager, actual, eager, None, "exact")
+    a, e, r = actual.double(), eager.double(), reference.double()
+    a_bad, e_bad = ~torch.isfinite(a), ~torch.isfinite(e)
+    nonfinite_wrong = (a_bad != e_bad) | (e_bad & ~((a == e) | (torch.isnan(a) & torch.isnan(e))))
+    if nonfinite_wrong.any():
+        return _judge(nonfinite_wrong, a, e, None, "nan/inf positions differ from eager", "nonfinite")
+    finite = ~e_bad
+    eps = torch.finfo(eager.dtype).eps
+    rms = r[finite].pow(2).mean().sqrt().item() if finite.any() else 0.0
+    tol = tol_mult * ((e - r).abs() + eps * (r.abs() + rms))
+    wrong = finite & ((a - r).abs() > tol)
+    return _judge(wrong, a, r, tol, f"mult={tol_mult} eps={eps:.3g} rms_ref={rms:.4g}")
+
+
+def _judge(wrong, actual, expected, tol, rule, reason="values"):
+    count = int(wrong.sum())
+    if count == 0:
+        return None
+    flat_wrong = wrong.reshape(-1)
+    err = (actual.double() - expected.double()).abs().reshape(-1)
+    if tol is not None:
+        err = err / tol.reshape(-1).clamp_min(1e-300)
+    err = torch.where(flat_wrong, err.nan_to_num(float("inf")), torch.full_like(err, -1.0))
+    top = torch.topk(err, min(MAX_WORST, count)).indices.tolist()
+    worst = []
+    for flat in top:
+        index = list(torch.unravel_index(torch.tensor(flat), tuple(wrong.shape))) if wrong.dim() else []
+        worst.append(
+            {
+                "index": [int(i) for i in index],
+                "actual": _scalar(actual.reshape(-1)[flat]),
+                "expected": _scalar(expected.reshape(-1)[flat]),
+                "tolerance": None if tol is None else float(tol.reshape(-1)[flat]),
+            }
+        )
+    return {
+        "reason": reason,
+        "wrong": count,
+        "numel": wrong.numel(),
+        "rule": rule,
+        "worst": worst,
+        "detail": f"{count} of {wrong.numel()} elements wrong ({rule})",
+    }
+
+
+def _scalar(value):
+    value = value.item()
+    return value if isinstance(value, (bool, int)) else float(value)

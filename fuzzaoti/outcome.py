@@ -1,0 +1,63 @@
+"""What happened to one case, as a value: the stage it reached and the symptom it showed.
+
+Stages, in order: ``eager`` (the reference; a failure here means the *program* is invalid, never
+a finding), ``export``, ``compile``, ``load``, ``run``, ``compare``. ``stage == "done"`` with
+``symptom == "pass"`` means every runtime shape agreed with eager.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STAGES = ("eager", "export", "compile", "load", "run", "compare", "done")
+SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stage: str
+    symptom: str
+    message: str = ""
+    env: dict[str, int] | None = None  # the failing runtime dims, when a run failed
+    seed: int | None = None  # the input seed of that run
+    verdict: dict[str, Any] | None = None  # the oracle's description of a mismatch
+    stderr: str = ""
+    runs_checked: int = 0
+    runs_skipped: int = 0
+    error_type: str = ""
+    frames: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return self.symptom == "pass"
+
+    @property
+    def is_finding(self) -> bool:
+        return self.symptom not in ("pass", "invalid")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["frames"] = list(self.frames)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        data = dict(data)
+        data["frames"] = tuple(data.get("frames", ()))
+        return cls(**data)
+
+
+def symptom_of_exception(error: BaseException, stderr: str = "") -> str:
+    """Classify an exception (plus what the process printed) into a symptom."""
+    text = f"{type(error).__name__}: {error}\n{stderr}".lower()
+    if "illegal memory access" in text or "illegal address" in text or "device-side assert" in text:
+        return "illegal_memory_access"
+    if "out of memory" in text or isinstance(error, MemoryError):
+        return "oom"
+    return "exception"
+
+
+def fatal_for_process(symptom: str) -> bool:
+    """Symptoms after which the worker process must not be reused (a poisoned CUDA context)."""
+    return symptom in ("illegal_memory_access", "crash", "timeout")

@@ -1,0 +1,91 @@
+"""Sizes as plain data: an int, or an affine expression over dim names such as ``"2*b+1"``.
+
+Programs name every dynamic size by such an expression so that a program stays JSON and a
+size can be evaluated at any runtime assignment of the root dims, bounded over their
+ranges (for memory budgets and validity), and rendered as a torch.export derived dim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+from fuzzaoti.errors import InvalidProgram
+
+Size = Union[int, str]
+
+_TERM = re.compile(r"\s*([+-])?\s*(?:(\d+)\s*\*\s*)?([A-Za-z_]\w*|\d+)\s*")
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``const + sum(coef * dim)``: the parsed form of a size expression."""
+
+    const: int
+    coefs: tuple[tuple[str, int], ...]  # sorted by dim name, no zero coefficients
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.coefs)
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        try:
+            return self.const + sum(c * env[name] for name, c in self.coefs)
+        except KeyError as missing:
+            raise InvalidProgram(f"size refers to unknown dim {missing.args[0]!r}") from None
+
+    def bounds(self, ranges: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
+        """Smallest and largest value over independent dim ranges ``{name: (lo, hi)}``."""
+        lo = hi = self.const
+        for name, c in self.coefs:
+            a, b = ranges[name]
+            lo += min(c * a, c * b)
+            hi += max(c * a, c * b)
+        return lo, hi
+
+    def __str__(self) -> str:
+        parts = []
+        for name, c in self.coefs:
+            term = name if abs(c) == 1 else f"{abs(c)}*{name}"
+            parts.append(("-" if c < 0 else "+") + term)
+        if self.const or not parts:
+            parts.append(("-" if self.const < 0 else "+") + str(abs(self.const)))
+        text = "".join(parts)
+        return text[1:] if text.startswith("+") else text
+
+
+def parse(size: Size) -> Affine:
+    """Parse an int or an expression like ``"2*b+1"`` / ``"n-2"``; raise InvalidProgram if malformed."""
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise InvalidProgram(f"a size must be an int or an expression string, not {size!r}")
+    if isinstance(size, int):
+        return Affine(size, ())
+    pos, const, coefs = 0, 0, {}
+    while pos < len(size):
+        m = _TERM.match(size, pos)
+        if not m or m.end() == pos or (pos and not m.group(1)):
+            raise InvalidProgram(f"cannot parse size expression {size!r}")
+        sign = -1 if m.group(1) == "-" else 1
+        mult, atom = int(m.group(2) or 1), m.group(3)
+        if atom.isdigit():
+            if m.group(2):
+                raise InvalidProgram(f"cannot parse size expression {size!r}")
+            const += sign * int(atom)
+        else:
+            coefs[atom] = coefs.get(atom, 0) + sign * mult
+        pos = m.end()
+    if not size.strip():
+        raise InvalidProgram("empty size expression")
+    return Affine(const, tuple(sorted((n, c) for n, c in coefs.items() if c)))
+
+
+def evaluate(size: Size, env: Mapping[str, int]) -> int:
+    """The value of ``size`` when the root dims take the values in ``env``."""
+    return size if isinstance(size, int) else parse(size).evaluate(env)
+
+
+def canonical(size: Size) -> Size:
+    """The normal form of a size: an int when it has no dims, else its printed expression."""
+    affine = parse(size)
+    return affine.const if not affine.coefs else str(affine)
