@@ -36,8 +36,14 @@ def _frames(error: BaseException) -> tuple[str, ...]:
 
 
 def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
-    return Outcome(stage=stage, symptom=symptom_of_exception(error), message=f"{type(error).__name__}: {error}"[:4000],
+    symptom = "invalid" if _rejected_spec(stage, error) else symptom_of_exception(error)
+    return Outcome(stage=stage, symptom=symptom, message=f"{type(error).__name__}: {error}"[:4000],
                    error_type=type(error).__name__, frames=_frames(error), **extra)
+
+
+def _rejected_spec(stage: str, error: BaseException) -> bool:
+    """torch.export refusing the declared dynamic shapes: the program's spec is wrong, not torch."""
+    return stage == "export" and type(error).__name__ == "UserError" and "Constraints violated" in str(error)
 
 
 class _Member:

@@ -76,6 +76,7 @@ _SPECS = [
         "{a0}.narrow({dim}, {start}, {a0}.size({dim}) - {start} - {trim})",
         {"dim": _nonneg, "start": _nonneg, "trim": _nonneg},
     ),
+    OpSpec("transpose", "glue", 1, "{a0}.transpose({d0}, {d1})", {"d0": _nonneg, "d1": _nonneg}),
     OpSpec("relu", "pointwise", 1, "torch.relu({a0})", {}),
     OpSpec("neg", "pointwise", 1, "torch.neg({a0})", {}),
     OpSpec("abs", "pointwise", 1, "torch.abs({a0})", {}),

@@ -1,7 +1,7 @@
 """What happened to one case, as a value: the stage it reached and the symptom it showed.
 
 Stages, in order: ``eager`` (the reference; a failure here means the *program* is invalid, never
-a finding), ``export``, ``compile``, ``load``, ``run``, ``compare``. ``stage == "done"`` with
+a finding), ``export``, ``compile``, ``load``, ``run``, ``compare``. ``harness`` is a bug in fuzzaoti itself. ``stage == "done"`` with
 ``symptom == "pass"`` means every runtime shape agreed with eager.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-STAGES = ("eager", "export", "compile", "load", "run", "compare", "done")
+STAGES = ("harness", "eager", "export", "compile", "load", "run", "compare", "done")
 SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch")
 
 

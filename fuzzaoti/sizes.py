@@ -89,3 +89,15 @@ def canonical(size: Size) -> Size:
     """The normal form of a size: an int when it has no dims, else its printed expression."""
     affine = parse(size)
     return affine.const if not affine.coefs else str(affine)
+
+
+def negate(size: Size) -> Size:
+    """``-size`` in canonical form."""
+    affine = parse(size)
+    return canonical(str(Affine(-affine.const, tuple((n, -c) for n, c in affine.coefs))))
+
+
+def add(size: Size, constant: int) -> Size:
+    """``size + constant`` in canonical form."""
+    affine = parse(size)
+    return canonical(str(Affine(affine.const + constant, affine.coefs)))

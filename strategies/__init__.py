@@ -1,0 +1,18 @@
+"""Hypothesis strategies for AOTInductor test cases (``fuzzaoti.strategies``).
+
+Use them in your own tests::
+
+    from hypothesis import given
+    from fuzzaoti.strategies import programs, runtime_shapes
+
+    @given(programs(device="cpu"))
+    def test_exports(program): ...
+
+This module only re-exports; the implementations live in the private modules beside it.
+"""
+
+from fuzzaoti.strategies._profiles import PROFILES, Profile, get_profile
+from fuzzaoti.strategies._programs import CORE_OPS, programs
+from fuzzaoti.strategies._shapes import Case, cases, runtime_shapes
+
+__all__ = ["CORE_OPS", "PROFILES", "Case", "Profile", "cases", "get_profile", "programs", "runtime_shapes"]

@@ -15,8 +15,8 @@ class AotiBackend:
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
         model = namespace["Repro"]()
-        dynamic_shapes = namespace["dynamic_shapes"](compat.dim_class())
-        ep = stage("export", progress, lambda: compat.export(model, tuple(example), dynamic_shapes))
+        ep = stage("export", progress, lambda: compat.export(
+            model, tuple(example), namespace["dynamic_shapes"](compat.dim_class())))
         configs = compat.supported_configs(dict(program.configs))
         path = os.path.join(workdir, f"{program.id}.pt2")
         path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))

@@ -23,11 +23,11 @@ class FakeBackend:
         progress("compile")
         model = namespace["Repro"]()
         op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
-        faulty = op in program.ops
+        tainted = _outputs_using(program, op)
 
         def run(*inputs):
             outputs = list(model(*inputs))
-            if not faulty:
+            if not any(tainted):
                 return outputs
             if mode == "raise":
                 raise RuntimeError(f"fake backend fault in {op} at 0x{id(outputs):x}")
@@ -35,8 +35,21 @@ class FakeBackend:
                 os.abort()
             if mode == "hang":
                 time.sleep(3600)
-            first = outputs[0].clone()
-            first.view(-1)[:1] += 1
-            return [first] + outputs[1:]
+            return [_off_by_one(t) if bad else t for t, bad in zip(outputs, tainted)]
 
         return Prepared(run=run, ranges={})
+
+
+def _outputs_using(program: Program, op: str) -> list[bool]:
+    """For each output: does ``op`` occur among the nodes it is computed from?"""
+    uses = {i.name: False for i in program.inputs}
+    for node in program.nodes:
+        uses[node.name] = node.op == op or any(uses[a] for a in node.args)
+    return [uses[o] for o in program.outputs]
+
+
+def _off_by_one(tensor):
+    wrong = tensor.clone()
+    if wrong.numel():
+        wrong.view(-1)[:1] += 1
+    return wrong

@@ -1,0 +1,173 @@
+"""The corpus: campaigns and findings in one SQLite file, through sqlite-utils.
+
+Programs are stored as JSON text and nothing is ever unpickled, so opening a corpus from
+anywhere never runs code. The file is in WAL mode with a long busy timeout: several campaigns
+may write one corpus at once, and a campaign killed mid-write leaves the last committed state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from typing import Any, Iterator
+
+import sqlite_utils
+
+from fuzzaoti.errors import CorpusError, UnknownFinding
+from fuzzaoti.corpus import migrations
+from fuzzaoti.corpus.migrations import now
+
+FINDING_STATUSES = ("new", "known", "fixed")
+
+
+class Corpus:
+    """A fuzzaoti corpus file. ``Corpus.open(path)`` refuses anything that is not one."""
+
+    def __init__(self, db: sqlite_utils.Database, path: str):
+        self.db = db
+        self.path = path
+
+    # ---- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str, create: bool = False) -> Corpus:
+        """Open (and migrate) the corpus at ``path``; create it only when ``create`` is true.
+
+        Raises CorpusError for a missing file (unless creating), a file that is not SQLite, a
+        SQLite file without fuzzaoti's tables, and a corpus written by a newer fuzzaoti. In
+        every such case the file is left byte-for-byte as it was.
+        """
+        exists = os.path.exists(path)
+        if not exists and not create:
+            raise CorpusError(f"no corpus at {path} (run 'fuzzaoti fuzz --corpus {path}' to create one)")
+        if exists and os.path.isdir(path):
+            raise CorpusError(f"{path} is a directory, not a corpus file")
+        if exists:
+            _check_is_corpus(path)
+        try:
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 60000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            raise CorpusError(f"cannot open corpus {path}: {exc}") from None
+        db = sqlite_utils.Database(conn)
+        newer = migrations.unknown(db)
+        if newer:
+            conn.close()
+            raise CorpusError(f"{path} was written by a newer fuzzaoti (schema {newer[-1]}); upgrade fuzzaoti")
+        migrations.migrate(db)
+        return cls(db, path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- campaigns -------------------------------------------------------------------------
+    def start_campaign(self, device: str, backend: str, canary: str | None, seed: int,
+                       settings: dict[str, Any], versions: dict[str, Any]) -> int:
+        stamp = now()
+        row = {
+            "started_at": stamp, "updated_at": stamp, "status": "running", "device": device,
+            "backend": backend, "canary": canary or "", "seed": seed,
+            "settings": json.dumps(settings, sort_keys=True), "versions": json.dumps(versions),
+            "host": socket.gethostname(), "pid": os.getpid(),
+            "batches": 0, "programs": 0, "runs_checked": 0, "runs_skipped": 0, "invalid": 0,
+            "failures": 0, "new_findings": 0, "worker_restarts": 0,
+        }
+        with self.db.atomic():
+            return self.db["campaigns"].insert(row).last_pk
+
+    def update_campaign(self, campaign_id: int, counts: dict[str, int], status: str | None = None) -> None:
+        changes: dict[str, Any] = dict(counts, updated_at=now())
+        if status is not None:
+            changes["status"] = status
+            if status != "running":
+                changes["finished_at"] = changes["updated_at"]
+        with self.db.atomic():
+            self.db["campaigns"].update(campaign_id, changes)
+
+    def campaign(self, campaign_id: int) -> dict[str, Any]:
+        try:
+            return self.db["campaigns"].get(campaign_id)
+        except sqlite_utils.db.NotFoundError:
+            raise CorpusError(f"no campaign with id {campaign_id} in {self.path}") from None
+
+    def campaigns(self) -> list[dict[str, Any]]:
+        return list(self.db["campaigns"].rows_where(order_by="id"))
+
+    # ---- findings --------------------------------------------------------------------------
+    def record_failure(self, campaign_id: int | None, device: str, canary: str | None,
+                       signature: str, outcome: dict[str, Any], program_json: str,
+                       runs: list[dict[str, Any]], versions: dict[str, Any]) -> tuple[int, bool]:
+        """Store a failure: a new finding, or one more hit of the finding with its signature.
+
+        Returns ``(finding id, is_new)``. The lookup and the write are one transaction, so two
+        campaigns hitting the same new bug at once still leave one finding with two hits.
+        """
+        stamp = now()
+        key = (signature, device, canary or "")
+        with self.db.atomic():
+            rows = list(self.db["findings"].rows_where(
+                "signature = ? and device = ? and canary = ?", key, select="id, hits"))
+            if rows:
+                fid = rows[0]["id"]
+                self.db["findings"].update(fid, {"hits": rows[0]["hits"] + 1, "last_seen": stamp})
+                return fid, False
+            program = json.loads(program_json)
+            row = {
+                "signature": signature, "device": device, "canary": canary or "", "status": "new",
+                "stage": outcome["stage"], "symptom": outcome["symptom"],
+                "message": outcome.get("message", ""), "stderr": outcome.get("stderr", ""),
+                "program": program_json, "runs": json.dumps(runs),
+                "verdict": json.dumps(outcome.get("verdict")),
+                "ops": " ".join(n["op"] for n in program["nodes"]),
+                "torch_version": versions.get("torch"), "cuda_version": versions.get("cuda"),
+                "device_name": versions.get("device_name"),
+                "first_seen": stamp, "last_seen": stamp, "hits": 1, "campaign_id": campaign_id,
+            }
+            return self.db["findings"].insert(row).last_pk, True
+
+    def finding(self, finding_id: int) -> dict[str, Any]:
+        try:
+            return self.db["findings"].get(finding_id)
+        except sqlite_utils.db.NotFoundError:
+            raise UnknownFinding(f"no finding with id {finding_id} in {self.path}") from None
+
+    def findings(self, status: str | None = None) -> Iterator[dict[str, Any]]:
+        where, args = ("status = ?", [status]) if status else (None, [])
+        return self.db["findings"].rows_where(where, args, order_by="id")
+
+    def set_status(self, finding_id: int, status: str) -> None:
+        if status not in FINDING_STATUSES:
+            raise CorpusError(f"unknown finding status {status!r}; use one of {FINDING_STATUSES}")
+        self.finding(finding_id)
+        with self.db.atomic():
+            self.db["findings"].update(finding_id, {"status": status, "last_seen": now()})
+
+
+def _check_is_corpus(path: str) -> None:
+    """Raise CorpusError unless ``path`` is a SQLite file with fuzzaoti's marker (read-only look)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
+            if not tables:
+                if os.path.getsize(path) == 0:
+                    return  # an empty file: a corpus not yet initialised
+                raise CorpusError(f"{path} is an empty SQLite database, not a fuzzaoti corpus")
+            marker = None
+            if "meta" in tables:
+                marker = conn.execute("select value from meta where key='format'").fetchone()
+            if marker != ("fuzzaoti-corpus",):
+                raise CorpusError(f"{path} is a SQLite database but not a fuzzaoti corpus")
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise CorpusError(f"{path} is not a fuzzaoti corpus ({exc})") from None

@@ -1,0 +1,192 @@
+"""The campaign runner, in named phases: generate → check → record, until the time is up.
+
+Generation is driven by Hypothesis (``@given`` over a list of cases, one list per batch), so
+every program, runtime shape and input seed comes from Hypothesis's choice sequence and a
+campaign with the same ``--seed`` draws the same batches. Checking happens in the worker pool;
+recording deduplicates failures by signature into the corpus, committing after every batch,
+so a killed campaign loses at most the batch in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from fuzzaoti import compat
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.outcome import Outcome
+from fuzzaoti.pool import WorkerPool
+from fuzzaoti.signature import signature
+from fuzzaoti.strategies import Case, cases, programs
+from fuzzaoti.worker import WorkerConfig
+
+
+@dataclass(frozen=True)
+class CampaignSettings:
+    device: str = "cpu"
+    backend: str = "aoti"
+    minutes: float = 5.0
+    seed: int = 0
+    canary: str | None = None
+    batch_size: int = 16
+    runs_per_program: int = 4
+    workers: int = 1
+    profile: str = "small"
+    max_batches: int | None = None
+    compile_timeout: float = 900.0
+    run_timeout: float = 300.0
+
+
+@dataclass
+class Counts:
+    batches: int = 0
+    programs: int = 0
+    runs_checked: int = 0
+    runs_skipped: int = 0
+    invalid: int = 0
+    failures: int = 0
+    new_findings: int = 0
+    worker_restarts: int = 0
+    finding_ids: list[int] = field(default_factory=list)
+
+    def stored(self) -> dict[str, int]:
+        data = asdict(self)
+        data.pop("finding_ids")
+        return data
+
+
+PROGRESS_EVERY_S = 5.0
+
+
+class _TimeUp(BaseException):
+    """Ends the Hypothesis run without counting as a test failure (a BaseException)."""
+
+
+class Campaign:
+    def __init__(self, corpus: Corpus, settings_: CampaignSettings, echo: Callable[[str], None] = print):
+        self.corpus, self.settings, self.echo = corpus, settings_, echo
+        self.counts = Counts()
+        self.started = 0.0
+        self.campaign_id: int | None = None
+        self.last_echo = 0.0
+        self.versions: dict = {}
+
+    # ---- phases ----------------------------------------------------------------------------
+    def run(self) -> Counts:
+        s = self.settings
+        pool = WorkerPool(
+            WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
+                         compile_timeout=s.compile_timeout, run_timeout=s.run_timeout),
+            workers=s.workers,
+            worker_env=_pin_gpu if s.device == "cuda" else None,
+        )
+        self.versions = compat.torch_versions()
+        self.campaign_id = self.corpus.start_campaign(
+            s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
+        self.started = time.monotonic()
+        status = "interrupted"
+        self.echo(f"campaign {self.campaign_id}: {s.backend} on {s.device}, {s.minutes:g} min, seed {s.seed}"
+                  f"{', canary ' + s.canary if s.canary else ''}, corpus {self.corpus.path}")
+        try:
+            pool.start()
+            self._generate(pool)
+            status = "finished"
+        except _TimeUp:
+            status = "finished"
+        finally:
+            self.counts.worker_restarts = pool.restarts
+            pool.close()
+            self.corpus.update_campaign(self.campaign_id, self.counts.stored(), status)
+            self.echo(self.summary(status))
+        return self.counts
+
+    def _generate(self, pool: WorkerPool) -> None:
+        s = self.settings
+        batch = st.lists(cases(programs(device=s.device, profile=s.profile), runs=s.runs_per_program,
+                               profile=s.profile), min_size=s.batch_size, max_size=s.batch_size,
+                         unique_by=lambda case: case.program.id)
+
+        @settings(max_examples=10**9, deadline=None, database=None, phases=(Phase.generate,),
+                  suppress_health_check=list(HealthCheck))
+        @hypothesis_seed(s.seed)
+        @given(batch)
+        def one_batch(drawn: list[Case]) -> None:
+            if self._time_up():
+                raise _TimeUp
+            self._check_and_record(pool, drawn)
+            if self._time_up():
+                raise _TimeUp
+
+        one_batch()
+
+    def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> None:
+        outcomes = pool.check(drawn)
+        c = self.counts
+        c.batches += 1
+        c.programs += len(drawn)
+        for case, outcome in zip(drawn, outcomes):
+            c.runs_checked += outcome.runs_checked
+            c.runs_skipped += outcome.runs_skipped
+            if outcome.symptom == "invalid":
+                c.invalid += 1
+            elif outcome.is_finding:
+                c.failures += 1
+                self._record(case, outcome)
+        c.worker_restarts = pool.restarts
+        self.corpus.update_campaign(self.campaign_id, c.stored())
+        if time.monotonic() - self.last_echo >= PROGRESS_EVERY_S:
+            self.last_echo = time.monotonic()
+            self.echo(self.progress_line())
+
+    def _record(self, case: Case, outcome: Outcome) -> None:
+        s = self.settings
+        runs = ([{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts())
+        fid, new = self.corpus.record_failure(
+            self.campaign_id, s.device, s.canary, signature(outcome), outcome.to_dict(),
+            case.program.to_json(), runs, self.versions)
+        if new:
+            self.counts.new_findings += 1
+            self.counts.finding_ids.append(fid)
+            self.echo(f"  NEW finding {fid}: {signature(outcome)}")
+
+    def _time_up(self) -> bool:
+        s = self.settings
+        if s.max_batches is not None and self.counts.batches >= s.max_batches:
+            return True
+        return time.monotonic() - self.started >= s.minutes * 60
+
+    # ---- reporting -------------------------------------------------------------------------
+    def progress_line(self) -> str:
+        c, elapsed = self.counts, time.monotonic() - self.started
+        rate = c.programs / max(elapsed / 60, 1e-9)
+        return (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
+                f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
+                f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
+                f"{c.worker_restarts} worker restarts")
+
+    def summary(self, status: str) -> str:
+        c = self.counts
+        return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
+                f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
+                f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}")
+
+
+def _pin_gpu(k: int) -> dict[str, str]:
+    """Worker k runs on GPU k modulo the visible GPUs."""
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = visible.split(",") if visible else [str(i) for i in range(_gpu_count())]
+    return {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]} if ids else {}
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()

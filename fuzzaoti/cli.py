@@ -1,0 +1,163 @@
+"""The ``fuzzaoti`` command: thin click functions over the library.
+
+Every error that is the user's input (a bad flag, a missing or foreign corpus, an unknown id)
+becomes one line on stderr and exit code 2; findings that still fail make ``replay`` exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from fuzzaoti.canaries import CANARIES
+from fuzzaoti.errors import FuzzaotiError
+
+DEFAULT_CORPUS = "fuzzaoti.db"
+EXIT_USAGE = 2
+
+corpus_option = click.option("--corpus", "corpus_path", default=DEFAULT_CORPUS, show_default=True,
+                             type=click.Path(dir_okay=False), help="The SQLite corpus file.")
+
+
+class OneLineErrors(click.Group):
+    """Print usage and input errors as one ``error: ...`` line and exit 2, never a traceback."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}".splitlines()[0], err=True)
+            sys.exit(EXIT_USAGE)
+        except FuzzaotiError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=OneLineErrors)
+@click.version_option(package_name="fuzzaoti")
+def main() -> None:
+    """Property-based differential fuzzing of PyTorch AOTInductor against eager."""
+
+
+_CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
+    f"{c.name} ({c.summary})" for c in CANARIES.values())
+
+
+@main.command()
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where programs are compiled and run.")
+@click.option("--minutes", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="How long to fuzz.")
+@corpus_option
+@click.option("--seed", type=int, default=0, show_default=True, help="Hypothesis seed: same seed, same programs.")
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
+@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Programs compiled together as one AOTI module.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (on cuda, pinned round-robin to the visible GPUs).")
+@click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
+@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True,
+              help="'fake' is the fast test double (no compiles).")
+def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_batches, backend) -> None:
+    """Run a fuzz campaign and store its findings in the corpus."""
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.corpus import Corpus
+
+    if device == "cuda":
+        _require_cuda()
+    settings = CampaignSettings(device=device, backend=backend, minutes=minutes, seed=seed, canary=inject,
+                                batch_size=batch_size, workers=workers, max_batches=max_batches)
+    with Corpus.open(corpus_path, create=True) as corpus:
+        try:
+            Campaign(corpus, settings, echo=lambda line: click.echo(line, err=False)).run()
+        except KeyboardInterrupt:
+            click.echo("interrupted: campaign stored as interrupted", err=True)
+            sys.exit(130)
+
+
+@main.command(name="list")
+@corpus_option
+@click.option("--status", type=click.Choice(["new", "known", "fixed"]), default=None, help="Only findings with this status.")
+def list_(corpus_path, status) -> None:
+    """List the findings in the corpus, one line each."""
+    from fuzzaoti.corpus import Corpus
+
+    with Corpus.open(corpus_path) as corpus:
+        rows = list(corpus.findings(status))
+        if not rows:
+            click.echo("no findings")
+        for f in rows:
+            canary = f" canary={f['canary']}" if f["canary"] else ""
+            click.echo(f"{f['id']:>4}  {f['status']:<5} {f['device']:<4} hits={f['hits']:<3} "
+                       f"torch {f['torch_version']}{canary}  {f['signature'][:100]}")
+
+
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("--json", "as_json", is_flag=True, help="Print the whole stored record as JSON.")
+def show(finding_id, corpus_path, as_json) -> None:
+    """Show one finding: its signature, program, failing shapes and error."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.program import Program
+    from fuzzaoti.render import module_source
+
+    with Corpus.open(corpus_path) as corpus:
+        f = corpus.finding(finding_id)
+    if as_json:
+        click.echo(json.dumps(f, indent=2))
+        return
+    program = Program.from_json(f["program"])
+    click.echo(f"finding {f['id']} [{f['status']}] hits={f['hits']} first {f['first_seen']} last {f['last_seen']}")
+    click.echo(f"signature: {f['signature']}")
+    click.echo(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
+               + (f" canary {f['canary']}" if f["canary"] else ""))
+    click.echo(f"message: {f['message'][:1000]}")
+    click.echo(f"failing runs: {f['runs']}")
+    click.echo("dims: " + ", ".join(f"{d.name}[{d.min}..{d.max if d.max is not None else 'inf'}] {d.kind} hint={d.hint}"
+                                    for d in program.dims))
+    click.echo("inputs: " + ", ".join(f"{i.name}:{i.dtype}{list(i.shape)}" for i in program.inputs))
+    click.echo(module_source(program))
+    if f["stderr"].strip():
+        click.echo("stderr (tail):\n" + f["stderr"][-2000:])
+
+
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
+              help="Replay with this canary installed (to re-check a canary finding).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Replay on another device.")
+def replay(finding_id, corpus_path, inject, device) -> None:
+    """Re-run a finding on the installed torch: exit 1 while it fails, 0 once it passes."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.replay import replay as do_replay
+
+    with Corpus.open(corpus_path) as corpus:
+        corpus.finding(finding_id)
+        if (device or corpus.finding(finding_id)["device"]) == "cuda":
+            _require_cuda()
+        result = do_replay(corpus, finding_id, canary=inject, device=device)
+    click.echo(result.describe())
+    if result.outcome.symptom == "invalid":
+        sys.exit(EXIT_USAGE)
+    sys.exit(1 if result.still_fails else 0)
+
+
+def _require_cuda() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise click.UsageError(f"--device cuda, but torch {torch.__version__} sees no CUDA device")
+
+
+if __name__ == "__main__":
+    main()

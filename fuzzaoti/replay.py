@@ -1,0 +1,50 @@
+"""Re-run a stored finding on the torch installed now."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from fuzzaoti import compat
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.outcome import Outcome
+from fuzzaoti.pool import WorkerPool
+from fuzzaoti.program import Program
+from fuzzaoti.strategies import Case
+from fuzzaoti.worker import WorkerConfig
+
+
+@dataclass(frozen=True)
+class Replay:
+    finding: dict
+    outcome: Outcome
+    versions: dict
+
+    @property
+    def still_fails(self) -> bool:
+        return self.outcome.is_finding
+
+    def describe(self) -> str:
+        f, o = self.finding, self.outcome
+        verdict = "STILL FAILS" if self.still_fails else ("INVALID here" if o.symptom == "invalid" else "passes")
+        lines = [
+            f"finding {f['id']}: found on torch {f['torch_version']} ({f['device']}"
+            f"{', ' + f['device_name'] if f['device_name'] else ''}), replayed on torch {self.versions['torch']}"
+            f"{' (' + self.versions['device_name'] + ')' if self.versions.get('device_name') else ''}",
+            f"  {verdict}: {o.stage}/{o.symptom} {o.message[:300]}",
+        ]
+        return "\n".join(lines)
+
+
+def replay(corpus: Corpus, finding_id: int, canary: str | None = None, backend: str = "aoti",
+           device: str | None = None) -> Replay:
+    """Check finding ``finding_id`` again at its stored runtime shapes, in a fresh worker."""
+    finding = corpus.finding(finding_id)
+    program = Program.from_json(finding["program"])
+    runs = tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in json.loads(finding["runs"]))
+    pool = WorkerPool(WorkerConfig(device=device or finding["device"], backend=backend, canary=canary))
+    try:
+        (outcome,) = pool.check([Case(program, runs)])
+    finally:
+        pool.close()
+    return Replay(finding, outcome, compat.torch_versions())

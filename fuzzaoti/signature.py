@@ -1,0 +1,53 @@
+"""Failure signatures: the same bug found twice must hash the same, different bugs must not.
+
+A signature is ``stage/symptom/detail``. For exceptions and crashes the detail is the error
+type plus the first message line (or the most telling stderr line) with volatile parts
+removed: symbol names (``s0``, ``u12``), buffer and kernel names, addresses, hex ids, line
+numbers, paths, and numbers in general. For a wrong result it is which output is wrong and how.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fuzzaoti.outcome import Outcome
+
+_VOLATILE = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
+    (re.compile(r"(/[\w.\-+]+)+"), "PATH"),
+    (re.compile(r"\b[su]\d+\b"), "SYM"),
+    (re.compile(r"\b(buf|arg|tmp|x|y|r|xindex|kernel|triton_\w+?_|cpp_fused_\w+?_)\d+\b"), r"\1N"),
+    (re.compile(r"\b(triton|cpp)_(\w+?)_\w+\b"), r"\1_\2_KERNEL"),
+    (re.compile(r"\bline \d+\b"), "line N"),
+    (re.compile(r"\b\d+\b"), "N"),
+    (re.compile(r"\s+"), " "),
+]
+
+_STDERR_MARKERS = ("error", "Error", "Assertion", "illegal", "Segmentation", "terminate called")
+
+
+def normalize(text: str) -> str:
+    """``text`` with volatile parts replaced by placeholders."""
+    for pattern, repl in _VOLATILE:
+        text = pattern.sub(repl, text)
+    return text.strip()[:200]
+
+
+def _telling_line(outcome: Outcome) -> str:
+    first = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
+    if outcome.symptom in ("crash", "timeout") or "API call failed" in first:
+        for line in reversed(outcome.stderr.splitlines()):
+            if any(m in line for m in _STDERR_MARKERS):
+                return line
+    return first
+
+
+def signature(outcome: Outcome) -> str:
+    if outcome.symptom == "mismatch" and outcome.verdict:
+        v = outcome.verdict
+        detail = f"output {v.get('output')} {v.get('reason')}"
+    elif outcome.symptom == "timeout":
+        detail = "no answer"
+    else:
+        detail = normalize(_telling_line(outcome))
+    return f"{outcome.stage}/{outcome.symptom}/{detail}"

@@ -1,0 +1,238 @@
+"""The program strategy: random bmm / int64-indexing programs with dynamic shape ranges.
+
+Programs are built forwards from a *core* op (a batched matmul or an indexing op) whose
+operands are made to fit it, then extended with fusable epilogues. Every index tensor's values
+are declared as a range in terms of the dims it indexes, so a program is valid at every
+runtime shape inside its declared ranges by construction: a failure is a compiler bug, never
+a bad input. Hypothesis shrinks towards the first choice everywhere: one bounded dim, float32,
+``bmm``, no epilogue, default compile configs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fuzzaoti import compat, sizes
+from fuzzaoti.errors import InvalidArgument
+from fuzzaoti.ops import index_prefix
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.strategies._profiles import Profile, get_profile
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+INDEX_DTYPES = ("int64", "int32")
+CORE_OPS = ("bmm", "matmul", "index_select", "gather", "index", "narrow")
+DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
+CONFIG_SETS: dict[str, tuple[dict[str, Any], ...]] = {
+    "cpu": ({},),
+    "cuda": (
+        {},
+        {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},
+        {"triton.native_matmul": True},
+    ),
+}
+
+
+class _Builder:
+    """Mutable state while one program is drawn; ``program()`` freezes it."""
+
+    def __init__(self, draw, profile: Profile):
+        self.draw, self.profile = draw, profile
+        self.dims: list[DimSpec] = []
+        self.used_dims: set[str] = set()  # dims some input axis uses directly (roots for derived)
+        self.inputs: list[InputSpec] = []
+        self.nodes: list[Node] = []
+        self.shapes: dict[str, tuple[sizes.Size, ...]] = {}
+        self.dtypes: dict[str, str] = {}
+
+    # ---- sizes -----------------------------------------------------------------------------
+    def new_dim(self) -> str:
+        draw, prof = self.draw, self.profile
+        kind = draw(st.sampled_from(DIM_KINDS))
+        low = draw(st.sampled_from((2, 1, 3)))
+        # torch.export rejects Dim(min=max): a dynamic dim spans at least two sizes
+        high = None if kind == "unbounded" else low + 1 + draw(st.integers(0, prof.max_dim - low - 1))
+        top = high if high is not None else prof.cap
+        hint = draw(st.integers(max(low, 2), max(top, 2)))
+        name = f"d{len(self.dims)}"
+        spec_kind = "range" if kind in ("bounded", "unbounded") else kind
+        self.dims.append(DimSpec(name, low, high if spec_kind == "range" else top, hint, spec_kind))
+        return name
+
+    def size(self, allow_derived: bool = True) -> sizes.Size:
+        """A size for a new input axis: a constant, an existing dim, a new dim, or derived."""
+        choice = self.draw(st.sampled_from(("new", "existing", "const", "derived")))
+        ranged = [d.name for d in self.dims if d.kind == "range" and d.name in self.used_dims]
+        if choice == "existing" and self.dims:
+            return self.draw(st.sampled_from([d.name for d in self.dims]))
+        if choice == "const":
+            return self.draw(st.integers(1, self.profile.max_const))
+        if choice == "derived" and allow_derived and ranged:
+            root = self.draw(st.sampled_from(ranged))
+            return self.draw(st.sampled_from((f"2*{root}", f"{root}+1")))
+        return self.new_dim()
+
+    def min_of(self, size: sizes.Size) -> int:
+        ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
+        return sizes.parse(size).bounds(ranges)[0]
+
+    # ---- tensors ---------------------------------------------------------------------------
+    def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None) -> str:
+        name = f"x{len(self.inputs)}"
+        if values is None:
+            values = Values("normal") if dtype in FLOAT_DTYPES else Values("int", -100, 100)
+        self.inputs.append(InputSpec(name, dtype, tuple(sizes.canonical(s) for s in shape), values))
+        self.used_dims |= {n for s in shape for n in sizes.parse(s).dims}
+        self.shapes[name], self.dtypes[name] = tuple(shape), dtype
+        return name
+
+    def add_node(self, op: str, args: tuple[str, ...], shape, out_dtype: str, **attrs: Any) -> str:
+        name = f"t{len(self.nodes)}"
+        self.nodes.append(Node(name, op, args, tuple(sorted(attrs.items()))))
+        self.shapes[name], self.dtypes[name] = tuple(shape), out_dtype
+        return name
+
+    def index_input(self, shape, bound: sizes.Size, negative: bool) -> str:
+        """An index tensor of ``shape`` whose values index a dim of size ``bound``."""
+        dtype = self.draw(st.sampled_from(INDEX_DTYPES))
+        low = sizes.negate(bound) if negative else 0
+        return self.add_input(dtype, shape, Values("int", low, sizes.canonical(bound)))
+
+    def program(self, outputs: tuple[str, ...], configs: dict[str, Any]) -> Program:
+        return Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
+                       tuple(sorted(configs.items()))).validate()
+
+
+# ---- core ops --------------------------------------------------------------------------------
+def _matmul(b: _Builder, op: str) -> str:
+    batch, n, k, p = b.size(), b.size(), b.size(), b.size()
+    dtype = b.draw(st.sampled_from(FLOAT_DTYPES))
+    transpose_a = b.draw(st.booleans())
+    a = b.add_input(dtype, (batch, k, n) if transpose_a else (batch, n, k))
+    if transpose_a:
+        a = b.add_node("transpose", (a,), (batch, n, k), dtype, d0=1, d1=2)
+    broadcast = op == "matmul" and b.draw(st.booleans())
+    mat2 = b.add_input(dtype, (k, p) if broadcast else (batch, k, p))
+    return b.add_node(op, (a, mat2), (batch, n, p), dtype)
+
+
+def _source(b: _Builder, rank: int) -> str:
+    """The tensor an indexing op reads: a fresh input, or the latest node when there is one."""
+    if b.nodes and len(b.shapes[b.nodes[-1].name]) >= rank and b.draw(st.booleans()):
+        return b.nodes[-1].name
+    dtype = b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES))
+    return b.add_input(dtype, tuple(b.size() for _ in range(rank)))
+
+
+def _index_select(b: _Builder) -> str:
+    x = _source(b, 2)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    length = b.size()
+    idx = b.index_input((length,), shape[dim], negative=False)
+    out = shape[:dim] + (length,) + shape[dim + 1:]
+    return b.add_node("index_select", (x, idx), out, b.dtypes[x], dim=dim)
+
+
+def _gather(b: _Builder) -> str:
+    x = _source(b, 2)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    length = b.size()
+    idx_shape = shape[:dim] + (length,) + shape[dim + 1:]
+    idx = b.index_input(idx_shape, shape[dim], negative=False)
+    return b.add_node("gather", (x, idx), idx_shape, b.dtypes[x], dim=dim)
+
+
+def _index(b: _Builder) -> str:
+    x = _source(b, 2)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, min(len(shape) - 1, 2)))
+    idx_shape = tuple(b.size() for _ in range(b.draw(st.integers(1, 2))))
+    idx = b.index_input(idx_shape, shape[dim], negative=b.draw(st.booleans()))
+    out = shape[:dim] + idx_shape + shape[dim + 1:]
+    return b.add_node("index", (x, idx), out, b.dtypes[x], prefix=index_prefix(dim))
+
+
+def _narrow(b: _Builder) -> str:
+    x = _source(b, 2)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    # keep two elements at the smallest size: a length that can reach 1 makes export specialise
+    room = b.min_of(shape[dim]) - 2
+    start = b.draw(st.integers(0, max(room, 0)))
+    trim = b.draw(st.integers(0, max(room - start, 0)))
+    length = sizes.add(shape[dim], -(start + trim))
+    out = shape[:dim] + (length,) + shape[dim + 1:]
+    return b.add_node("narrow", (x,), out, b.dtypes[x], dim=dim, start=start, trim=trim)
+
+
+_CORE = {
+    "bmm": lambda b: _matmul(b, "bmm"),
+    "matmul": lambda b: _matmul(b, "matmul"),
+    "index_select": _index_select,
+    "gather": _gather,
+    "index": _index,
+    "narrow": _narrow,
+}
+
+
+# ---- epilogues -------------------------------------------------------------------------------
+def _epilogue(b: _Builder, t: str) -> str:
+    dtype, shape = b.dtypes[t], b.shapes[t]
+    is_float = dtype in FLOAT_DTYPES
+    kinds = ["unary", "binary", "affine", "cast"] + (["sum"] if len(shape) > 1 else [])
+    kind = b.draw(st.sampled_from(kinds))
+    if kind == "unary":
+        ops = ("relu", "neg", "abs", "sigmoid", "tanh", "sin") if is_float else ("neg", "abs")
+        return b.add_node(b.draw(st.sampled_from(ops)), (t,), shape, dtype)
+    if kind == "binary":
+        other = b.add_input(dtype, shape)
+        return b.add_node(b.draw(st.sampled_from(("add", "sub", "mul"))), (t, other), shape, dtype)
+    if kind == "affine" and is_float:
+        scale = b.draw(st.sampled_from((0.5, 2.0, -1.5)))
+        return b.add_node("affine", (t,), shape, dtype, scale=scale, shift=b.draw(st.sampled_from((1.0, -0.25))))
+    if kind == "sum":
+        dim = b.draw(st.integers(0, len(shape) - 1))
+        out_dtype = dtype if is_float else "int64"
+        return b.add_node("sum", (t,), shape[:dim] + shape[dim + 1:], out_dtype, dim=dim)
+    target = b.draw(st.sampled_from(("float32",) + FLOAT_DTYPES if not is_float else FLOAT_DTYPES + ("float64",)))
+    return b.add_node("cast", (t,), shape, target, dtype=target)
+
+
+@st.composite
+def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epilogue: int) -> Program:
+    b = _Builder(draw, profile)
+    t = _CORE[draw(st.sampled_from(ops))](b)
+    outputs = [t]
+    if draw(st.booleans()):  # chain a second core op onto the first one's result
+        t = _CORE[draw(st.sampled_from(ops))](b)
+        outputs = [t]
+    for _ in range(draw(st.integers(0, max_epilogue))):
+        t = _epilogue(b, t)
+    if len(b.nodes) > 1 and draw(st.booleans()):
+        outputs.append(b.nodes[0].name)
+    if outputs[-1] != t:
+        outputs.insert(0, t)
+    configs = draw(st.sampled_from([c for c in CONFIG_SETS[device] if all(map(compat.config_supported, c))]))
+    return b.program(tuple(dict.fromkeys(outputs)), configs)
+
+
+def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] = CORE_OPS,
+             max_epilogue: int = 3) -> st.SearchStrategy[Program]:
+    """Valid AOTI test programs: a bmm/matmul or int64-indexing core op, maybe a second one
+    chained on its result, then up to ``max_epilogue`` fusable pointwise/cast/reduction ops.
+
+    Dims are bounded, unbounded, ``Dim.AUTO`` or ``Dim.DYNAMIC``, shared across inputs or
+    derived (``2*d``, ``d+1``); index tensors are int64 or int32 with values valid at every
+    size in range. Shrinks towards one bounded dim, float32 ``bmm``, no epilogue, default configs.
+    """
+    if device not in CONFIG_SETS:
+        raise InvalidArgument(f"device={device!r} must be one of {sorted(CONFIG_SETS)}")
+    unknown = set(ops) - set(_CORE)
+    if not ops or unknown:
+        raise InvalidArgument(f"ops={ops!r} must be a non-empty subset of {CORE_OPS}")
+    if max_epilogue < 0:
+        raise InvalidArgument(f"Cannot have max_epilogue={max_epilogue} < 0")
+    return _programs(device, get_profile(profile), tuple(ops), max_epilogue)

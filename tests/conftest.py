@@ -1,0 +1,48 @@
+import os
+
+import pytest
+
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if _has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def bmm_index_program() -> Program:
+    """bmm on a dynamic batch, then index_select with int64 indices, then relu."""
+    return Program(
+        dims=(DimSpec("b", 1, 64, 5), DimSpec("n", 2, None, 7)),
+        inputs=(
+            InputSpec("x0", "float32", ("b", "n", 3)),
+            InputSpec("x1", "float32", ("b", 3, 4)),
+            InputSpec("i0", "int64", (6,), Values("int", 0, "n")),
+        ),
+        nodes=(
+            Node("t0", "bmm", ("x0", "x1")),
+            Node("t1", "index_select", ("t0", "i0"), (("dim", 1),)),
+            Node("t2", "relu", ("t1",)),
+        ),
+        outputs=("t2",),
+    ).validate()
+
+
+@pytest.fixture
+def fake_fault(monkeypatch):
+    """Set the fake backend's scripted fault for workers started in this test."""
+    def set_fault(spec: str) -> None:
+        monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", spec)
+    yield set_fault
+    os.environ.pop("FUZZAOTI_FAKE_FAULT", None)

@@ -1,0 +1,57 @@
+"""Real torch.export + AOTInductor compiles on CPU (slow: about a minute each test)."""
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuzzaoti.cli import main
+from fuzzaoti.pool import WorkerPool
+from fuzzaoti.strategies import cases, programs
+from fuzzaoti.worker import WorkerConfig
+
+pytestmark = pytest.mark.aoti
+
+
+def test_a_batch_of_generated_programs_compiles_and_matches_eager():
+    drawn = []
+
+    @settings(max_examples=1, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(cases(programs(), runs=2), min_size=12, max_size=12, unique_by=lambda c: c.program.id))
+    def draw(batch):
+        drawn.extend(batch)
+
+    draw()
+    pool = WorkerPool(WorkerConfig(backend="aoti"))
+    try:
+        outcomes = pool.check(drawn)
+    finally:
+        pool.close()
+    failures = [(o.stage, o.symptom, o.message[:200]) for o in outcomes if o.symptom != "pass"]
+    assert not failures, failures
+    assert sum(o.runs_checked for o in outcomes) >= len(drawn)
+
+
+def test_canary_campaign_finds_stores_and_replays(tmp_path):
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+    result = runner.invoke(main, ["fuzz", "--inject", "bmm-batch-rotate", "--max-batches", "1",
+                                  "--batch-size", "8", "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "NEW finding 1" in result.output
+    listing = runner.invoke(main, ["list", "--corpus", db]).output
+    assert "canary=bmm-batch-rotate" in listing and "compare/mismatch" in listing
+    with_canary = runner.invoke(main, ["replay", "1", "--inject", "bmm-batch-rotate", "--corpus", db])
+    assert with_canary.exit_code == 1, with_canary.output
+    assert "STILL FAILS" in with_canary.output
+    without = runner.invoke(main, ["replay", "1", "--corpus", db])
+    assert without.exit_code == 0, without.output
+    assert "passes" in without.output
+
+
+@pytest.mark.gpu
+def test_cuda_canary_campaign(tmp_path):
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["fuzz", "--device", "cuda", "--inject", "index-shift", "--max-batches", "2",
+                                       "--batch-size", "16", "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0 and "NEW finding" in result.output, result.output

@@ -1,0 +1,24 @@
+import torch
+
+from fuzzaoti import batch, render
+from fuzzaoti.concrete import input_specs
+from fuzzaoti.inputs import make_inputs
+
+
+def test_merged_program_computes_each_member(bmm_index_program):
+    other = batch.namespaced(bmm_index_program, "q_")  # a second, differently named copy
+    merged = batch.merge([bmm_index_program, other])
+    assert len(merged.inputs) == 6 and len(merged.outputs) == 2
+    env = {"b": 3, "n": 5}
+    single = render.load_program(bmm_index_program)["Repro"]()
+    inputs = make_inputs(input_specs(bmm_index_program, env), 7, "cpu")
+    expected = list(single(*inputs))
+    outputs = render.load_program(merged)["Repro"]()(*(inputs + inputs))
+    for member_outputs in batch.split_outputs(outputs, [bmm_index_program, other]):
+        torch.testing.assert_close(member_outputs, expected)
+
+
+def test_namespacing_renames_sizes_and_index_bounds(bmm_index_program):
+    renamed = batch.namespaced(bmm_index_program, "p3_")
+    assert renamed.inputs[0].shape == ("p3_b", "p3_n", 3)
+    assert renamed.inputs[2].values.high == "p3_n"

@@ -1,0 +1,65 @@
+"""The CLI in-process: help everywhere, one-line errors with exit 2, and the fake-backend loop."""
+
+import pytest
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def run_exit(*args):
+    with pytest.raises(SystemExit) as exc:
+        main.main(list(args), prog_name="fuzzaoti")
+    return exc.value.code
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_every_command_has_help(command):
+    assert main.commands[command].help
+    assert run(command, "--help").exit_code == 0
+
+
+def test_fuzz_help_lists_the_canaries():
+    out = run("fuzz", "--help").output
+    for name in ("index-shift", "bmm-batch-rotate", "index-wild"):
+        assert name in out
+
+
+@pytest.mark.parametrize("args", [
+    ["fuzz", "--device", "tpu"],
+    ["fuzz", "--inject", "nope"],
+    ["list", "--corpus", "{tmp}/missing.db"],
+    ["show", "5", "--corpus", "{tmp}/missing.db"],
+    ["replay", "5", "--corpus", "{tmp}/notacorpus.txt"],
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args):
+    (tmp_path / "notacorpus.txt").write_text("hello")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code = run_exit(*[a.format(tmp=tmp_path) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "notacorpus.txt").read_text() == "hello"
+
+
+def test_unknown_finding_id(tmp_path, capsys):
+    db = str(tmp_path / "c.db")
+    assert run("fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "2", "--corpus", db).exit_code == 0
+    capsys.readouterr()
+    assert run_exit("show", "42", "--corpus", db) == 2
+    assert capsys.readouterr().err.strip() == f"error: no finding with id 42 in {db}"
+
+
+def test_fake_loop_finds_stores_and_lists(tmp_path, fake_fault):
+    fake_fault("bmm:wrong")
+    db = str(tmp_path / "c.db")
+    result = run("fuzz", "--backend", "fake", "--max-batches", "3", "--batch-size", "8", "--corpus", db)
+    assert result.exit_code == 0 and "NEW finding 1" in result.output
+    listing = run("list", "--corpus", db).output
+    assert "compare/mismatch" in listing
+    shown = run("show", "1", "--corpus", db).output
+    assert "torch.bmm" in shown and "signature: compare/mismatch" in shown

@@ -1,0 +1,50 @@
+import torch
+
+from fuzzaoti.oracle import compare_outputs
+
+
+def _bmm_case(dtype):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(8, 64, 48, generator=g).to(dtype)
+    b = torch.randn(8, 48, 32, generator=g).to(dtype)
+    reference = torch.bmm(a.double(), b.double())
+    eager = torch.bmm(a, b)
+    other_kernel = torch.bmm(a.float(), b.float()).to(dtype)  # fp32 accumulation, one rounding
+    return eager, reference, other_kernel
+
+
+def test_rounding_differences_between_kernels_are_not_reported():
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        eager, reference, other = _bmm_case(dtype)
+        assert compare_outputs([other], [eager], [reference]) is None, dtype
+
+
+def test_one_wrong_element_among_a_million_is_caught():
+    g = torch.Generator().manual_seed(1)
+    eager = torch.randn(1024, 1024, generator=g)
+    actual = eager.clone()
+    actual[517, 3] = eager[517, 4]  # an off-by-one read: a plausible value, wrong place
+    verdict = compare_outputs([actual], [eager], [eager.double()])
+    assert verdict is not None and verdict["wrong"] == 1
+    assert verdict["worst"][0]["index"] == [517, 3]
+
+
+def test_integers_compare_exactly_and_report_worst():
+    eager = torch.arange(10)
+    verdict = compare_outputs([eager + (eager == 3)], [eager], [eager])
+    assert verdict["reason"] == "values" and verdict["worst"][0] == {
+        "index": [3], "actual": 4, "expected": 3, "tolerance": None}
+
+
+def test_nan_positions_must_agree():
+    eager = torch.tensor([float("nan"), 1.0, float("inf")])
+    assert compare_outputs([eager.clone()], [eager], [eager.double()]) is None
+    verdict = compare_outputs([torch.tensor([1.0, 1.0, float("inf")])], [eager], [eager.double()])
+    assert verdict["reason"] == "nonfinite"
+
+
+def test_shape_dtype_and_count():
+    x = torch.zeros(3)
+    assert compare_outputs([torch.zeros(4)], [x], [x])["reason"] == "shape"
+    assert compare_outputs([torch.zeros(3, dtype=torch.float64)], [x], [x])["reason"] == "dtype"
+    assert compare_outputs([x, x], [x], [x])["reason"] == "count"

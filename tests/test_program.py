@@ -1,0 +1,42 @@
+import json
+
+import pytest
+
+from fuzzaoti.errors import InvalidProgram
+from fuzzaoti.program import SCHEMA_VERSION, Program
+
+
+def test_json_round_trip(bmm_index_program):
+    text = bmm_index_program.to_json()
+    again = Program.from_json(text)
+    assert again == bmm_index_program
+    assert again.id == bmm_index_program.id
+
+
+def _mutated(program, mutate):
+    data = program.to_dict()
+    mutate(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d.update(version=SCHEMA_VERSION + 1), "schema version"),
+    (lambda d: d["nodes"][0].update(op="system"), "unknown op"),
+    (lambda d: d["nodes"][0].update(args=["x0", "nope"]), "undefined tensor"),
+    (lambda d: d["inputs"][0].update(shape=["zz", 3]), "undeclared dim"),
+    (lambda d: d["inputs"][0].update(dtype="complex32"), "unknown dtype"),
+    (lambda d: d["dims"][0].update(max=0), "max"),
+    (lambda d: d["dims"][0].update(hint=1000), "hint"),
+    (lambda d: d.update(outputs=[]), "no outputs"),
+    (lambda d: d["nodes"][1]["attrs"].update(dim="0; import os"), "bad index_select attr"),
+    (lambda d: d["nodes"][0].update(name="__import__"), "identifier"),
+    (lambda d: d.pop("dims"), "malformed"),
+])
+def test_validation_names_the_problem(bmm_index_program, mutate, message):
+    with pytest.raises(InvalidProgram, match=message):
+        Program.from_json(_mutated(bmm_index_program, mutate))
+
+
+def test_not_json():
+    with pytest.raises(InvalidProgram, match="not valid JSON"):
+        Program.from_json("{nope")

@@ -1,0 +1,25 @@
+from fuzzaoti.outcome import Outcome
+from fuzzaoti.signature import signature
+
+
+def test_volatile_parts_do_not_split_one_bug():
+    a = Outcome("compile", "exception", "AssertionError: s0 < u12 for buf3 in /tmp/a/b.py line 33 at 0xdeadbeef")
+    b = Outcome("compile", "exception", "AssertionError: s7 < u2 for buf11 in /home/x.py line 9 at 0x1234")
+    assert signature(a) == signature(b)
+
+
+def test_different_bugs_differ():
+    assert signature(Outcome("run", "exception", "RuntimeError: index out of range")) != signature(
+        Outcome("run", "exception", "RuntimeError: CUDA error: misaligned address"))
+    assert signature(Outcome("run", "crash", "worker died")) != signature(Outcome("load", "crash", "worker died"))
+
+
+def test_mismatch_signature_says_which_output_and_how():
+    o = Outcome("compare", "mismatch", "3 of 10 wrong", verdict={"output": 1, "reason": "values"})
+    assert signature(o) == "compare/mismatch/output 1 values"
+
+
+def test_crash_uses_the_telling_stderr_line():
+    o = Outcome("run", "crash", "worker died with signal SIGSEGV",
+                stderr="loading...\nSegmentation fault (core dumped) at 0x7f00\n")
+    assert signature(o) == "run/crash/Segmentation fault (core dumped) at ADDR"

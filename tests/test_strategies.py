@@ -1,0 +1,63 @@
+"""The generator's promises: valid programs only, shapes inside ranges, clear argument errors."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuzzaoti import sizes
+from fuzzaoti.errors import InvalidArgument
+from fuzzaoti.execute import check_batch
+from fuzzaoti.strategies import CORE_OPS, cases, programs, runtime_shapes
+
+def fast(max_examples: int) -> settings:
+    return settings(max_examples=max_examples, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+@fast(2000)
+@given(cases(programs()))
+def test_every_program_runs_cleanly_in_eager_at_every_runtime_shape(case):
+    job = {"backend": "eager", "device": "cpu",
+           "cases": [{"program": case.program.to_json(), "runs": case.run_dicts()}]}
+    outcome = check_batch(job, lambda stage: None)["cases"][0]
+    assert outcome["symptom"] == "pass", (outcome["message"], case.program.to_json())
+
+
+@fast(300)
+@given(st.data())
+def test_runtime_shapes_stay_inside_declared_ranges(data):
+    program = data.draw(programs())
+    env = data.draw(runtime_shapes(program, cap=50))
+    for d in program.dims:
+        assert d.min <= env[d.name] <= (d.max if d.max is not None else max(50, d.min))
+    for spec in program.inputs:
+        assert all(sizes.evaluate(s, env) >= 0 for s in spec.shape)
+
+
+@fast(300)
+@given(programs())
+def test_programs_round_trip_through_json(program):
+    from fuzzaoti.program import Program
+
+    assert Program.from_json(program.to_json()) == program
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"device": "tpu"}, "device='tpu'"),
+    ({"ops": ("conv",)}, "ops="),
+    ({"max_epilogue": -1}, "max_epilogue=-1"),
+    ({"profile": "huge"}, "profile='huge'"),
+])
+def test_bad_arguments_name_themselves(kwargs, message):
+    with pytest.raises(InvalidArgument, match=message):
+        programs(**kwargs)
+
+
+def test_each_core_op_can_be_requested_alone():
+    for op in CORE_OPS:
+        @fast(5)
+        @given(programs(ops=(op,), max_epilogue=0))
+        def check(program):
+            assert program.nodes and any(n.op == op for n in program.nodes)
+
+        check()

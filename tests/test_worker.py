@@ -1,0 +1,55 @@
+"""The isolation boundary, driven through the fake backend's scripted faults."""
+
+import pytest
+
+from fuzzaoti.pool import WorkerPool
+from fuzzaoti.strategies import Case
+from fuzzaoti.worker import WorkerConfig
+
+
+def _case(program, env=None):
+    return Case(program, ((tuple(sorted((env or {"b": 3, "n": 9}).items())), 1),))
+
+
+@pytest.mark.parametrize("mode,stage,symptom", [
+    ("wrong", "compare", "mismatch"),
+    ("raise", "run", "exception"),
+    ("crash", "run", "crash"),
+    ("hang", "run", "timeout"),
+])
+def test_faults_come_back_as_values(bmm_index_program, fake_fault, mode, stage, symptom):
+    fake_fault(f"bmm:{mode}")
+    pool = WorkerPool(WorkerConfig(backend="fake", run_timeout=3))
+    try:
+        (outcome,) = pool.check([_case(bmm_index_program)])
+        assert (outcome.stage, outcome.symptom) == (stage, symptom)
+        assert outcome.env == {"b": 3, "n": 9}
+        # the pool goes on: a crashed or hung worker is replaced for the next batch
+        fake_fault("nothing:wrong")
+    finally:
+        pool.close()
+
+
+def test_crash_in_a_batch_is_bisected_to_the_guilty_case(bmm_index_program, fake_fault):
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+
+    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    fake_fault("bmm:crash")
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        m = ((("m", 4),), 0)
+        outcomes = pool.check([Case(innocent, (m,)), _case(bmm_index_program), Case(innocent, (m,))])
+        assert [o.symptom for o in outcomes] == ["pass", "crash", "pass"]
+        assert pool.stats.bisections >= 1 and pool.restarts >= 1
+    finally:
+        pool.close()
+
+
+def test_unknown_canary_fails_the_worker_start(bmm_index_program):
+    from fuzzaoti.worker import Worker, WorkerDied
+
+    worker = Worker(WorkerConfig(backend="fake", canary="no-such-canary"))
+    with pytest.raises(WorkerDied, match="no-such-canary"):
+        worker.start()
+    worker.close()
