@@ -152,6 +152,26 @@ def replay(finding_id, corpus_path, inject, device) -> None:
     sys.exit(1 if result.still_fails else 0)
 
 
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the script here instead of stdout.")
+def repro(finding_id, corpus_path, output) -> None:
+    """Print a standalone repro script (needs only torch) that exits 1 while the bug is there."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.repro import finding_repro
+
+    with Corpus.open(corpus_path) as corpus:
+        script = finding_repro(corpus.finding(finding_id))
+    if output is None:
+        click.echo(script)
+    else:
+        with open(output, "w") as f:
+            f.write(script)
+        click.echo(f"wrote {output}")
+
+
 def _require_cuda() -> None:
     import torch
 

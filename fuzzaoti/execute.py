@@ -30,14 +30,18 @@ def _upcast(t):
 
 
 def _frames(error: BaseException) -> tuple[str, ...]:
-    """Innermost code locations of a traceback as ``file:function`` (no line numbers)."""
+    """Innermost code locations of the root cause as ``file:function`` (no line numbers)."""
+    while (error.__cause__ or error.__context__) is not None:
+        error = error.__cause__ or error.__context__
     frames = traceback.extract_tb(error.__traceback__)[-4:]
     return tuple(f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in frames)
 
 
 def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
     symptom = "invalid" if _rejected_spec(stage, error) else symptom_of_exception(error)
-    return Outcome(stage=stage, symptom=symptom, message=f"{type(error).__name__}: {error}"[:4000],
+    trace = "".join(traceback.format_exception(error))[-6000:]
+    message = f"{type(error).__name__}: {error}"[:4000] + "\n\n" + trace
+    return Outcome(stage=stage, symptom=symptom, message=message,
                    error_type=type(error).__name__, frames=_frames(error), **extra)
 
 
@@ -145,7 +149,7 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 if not judged[k]:
                     continue
                 _, eager, reference = m.expected[r]
-                verdict = compare_outputs(outs, eager, reference)
+                verdict = compare_outputs(outs, eager, reference, min_eps=m.program.working_eps())
                 m.checked += 1
                 if verdict is not None:
                     env, seed = m.runs[r]

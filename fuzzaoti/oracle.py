@@ -19,19 +19,24 @@ DEFAULT_TOL_MULT = 4.0
 MAX_WORST = 5
 
 
-def compare_outputs(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT):
-    """``None`` when every output agrees, else a plain dict describing the first wrong one."""
+def compare_outputs(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT, min_eps=0.0):
+    """``None`` when every output agrees, else a plain dict describing the first wrong one.
+
+    ``min_eps`` is the rounding unit of the least precise float dtype the program computes in:
+    an fp16 result cast to float64 still carries fp16 rounding, and Inductor may skip the
+    intermediate fp16 rounding that eager does, so it is judged with fp16's eps.
+    """
     if len(actual) != len(eager):
         return {"output": None, "reason": "count", "detail": f"{len(actual)} outputs, eager has {len(eager)}"}
     for k, (a, e, r) in enumerate(zip(actual, eager, reference)):
-        problem = compare_tensor(a, e, r, tol_mult)
+        problem = compare_tensor(a, e, r, tol_mult, min_eps)
         if problem is not None:
             problem["output"] = k
             return problem
     return None
 
 
-def compare_tensor(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT):
+def compare_tensor(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT, min_eps=0.0):
     """``None`` if ``actual`` agrees with ``eager``/``reference``, else what is wrong."""
     if tuple(actual.shape) != tuple(eager.shape):
         return {"reason": "shape", "detail": f"shape {list(actual.shape)}, eager {list(eager.shape)}"}
@@ -46,7 +51,7 @@ def compare_tensor(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT):
     if nonfinite_wrong.any():
         return _judge(nonfinite_wrong, a, e, None, "nan/inf positions differ from eager", "nonfinite")
     finite = ~e_bad
-    eps = torch.finfo(eager.dtype).eps
+    eps = max(torch.finfo(eager.dtype).eps, min_eps)
     rms = r[finite].pow(2).mean().sqrt().item() if finite.any() else 0.0
     tol = tol_mult * ((e - r).abs() + eps * (r.abs() + rms))
     wrong = finite & ((a - r).abs() > tol)

@@ -62,6 +62,15 @@ class WorkerPool:
         return results  # type: ignore[return-value]
 
     def _resolve(self, worker: Worker, cases: list[Case]) -> list[Outcome]:
+        groups: dict[tuple, list[int]] = {}
+        for index, case in enumerate(cases):
+            groups.setdefault(case.program.configs, []).append(index)
+        if len(groups) > 1:  # only programs compiled with the same inductor configs can share a module
+            results: list[Outcome | None] = [None] * len(cases)
+            for indices in groups.values():
+                for index, outcome in zip(indices, self._resolve(worker, [cases[i] for i in indices])):
+                    results[index] = outcome
+            return results  # type: ignore[return-value]
         self.stats.compiles += 1
         job = {
             "backend": worker.config.backend,

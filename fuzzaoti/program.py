@@ -25,6 +25,9 @@ DIM_KINDS = ("range", "auto", "dynamic")
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
 VALUE_KINDS = ("normal", "int", "bool")
+FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
+EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "bfloat16": 2.0**-7, "float16": 2.0**-10}
+"""torch.finfo(dtype).eps, here so that the parent process need not import torch."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,15 @@ class Program:
 
     def input_shape(self, spec: InputSpec, env: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(sizes.evaluate(s, env) for s in spec.shape)
+
+    def float_dtypes(self) -> set[str]:
+        """Float dtypes the program computes in: those of its float inputs and cast targets."""
+        names = {i.dtype for i in self.inputs if i.dtype in FLOAT_DTYPES}
+        return names | {n.attr["dtype"] for n in self.nodes if n.op == "cast" and n.attr["dtype"] in FLOAT_DTYPES}
+
+    def working_eps(self) -> float:
+        """The rounding unit of the least precise float dtype the program computes in."""
+        return max((EPS[d] for d in self.float_dtypes()), default=0.0)
 
     def hint_env(self) -> dict[str, int]:
         return {d.name: d.hint for d in self.dims}

@@ -99,6 +99,7 @@ def repro_script(
         configs=json.dumps(dict(program.configs), sort_keys=True),
         hint_specs=json.dumps(hint_specs),
         runs=json.dumps(runs_data, indent=1),
+        working_eps=program.working_eps(),
     )
 
 
@@ -130,6 +131,7 @@ from torch.export import Dim
 DEVICE = {device!r}
 INDUCTOR_CONFIGS = json.loads({configs!r})
 EXPORT_INPUTS = json.loads({hint_specs!r})
+WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype computed in
 RUNS = json.loads("""{runs}""")
 
 
@@ -151,7 +153,7 @@ def main():
             eager = list(model(*inputs))
             reference = list(model(*[upcast(t) for t in inputs]))
             actual = list(compiled(*inputs))
-        verdict = compare_outputs(actual, eager, reference)
+        verdict = compare_outputs(actual, eager, reference, min_eps=WORKING_EPS)
         print("dims", run["env"], "->", "OK" if verdict is None else "WRONG: " + json.dumps(verdict))
         failed += verdict is not None
     print(f"torch {{torch.__version__}}: {{failed}} of {{len(RUNS)}} runs wrong")

@@ -50,4 +50,6 @@ def signature(outcome: Outcome) -> str:
         detail = "no answer"
     else:
         detail = normalize(_telling_line(outcome))
+        if len(detail) < 40 and outcome.frames:  # a bare "AssertionError:" says little: add where
+            detail += " @ " + outcome.frames[-1]
     return f"{outcome.stage}/{outcome.symptom}/{detail}"

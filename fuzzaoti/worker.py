@@ -93,6 +93,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "fuzzaoti.worker", config, self.stderr_path],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=tempfile.gettempdir(),  # import the installed fuzzaoti, never a checkout in the cwd
             start_new_session=True,  # a Ctrl-C meant for the campaign does not kill a compile midway
         )
         self._buffer = b""

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The whole GPU check, in one call of the device machine (an H200 with its own torch).
-#   here:   bash scripts/gpu_check.sh --prepare      (wheels of fuzzaoti + sqlite-utils into .whl/)
-#   there:  bash scripts/gpu_check.sh [MINUTES]      (writes logs and the corpus under $OUT)
-# It runs a canary campaign on CUDA, replays its finding with and without the canary, then an
-# unattended campaign of MINUTES minutes (default 5) and lists what the corpus holds.
+# The GPU check on the device machine (an H200 with its own torch), one mode per call.
+#   here:   bash scripts/gpu_check.sh prepare           wheels of fuzzaoti + sqlite-utils into .whl/
+#   there:  bash scripts/gpu_check.sh canary            canary campaign, replay with/without it, gpu tests
+#           bash scripts/gpu_check.sh campaign MINUTES  an unattended campaign of MINUTES minutes
+# Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = "--prepare" ]; then
+REPO=$PWD
+MODE=${1:-canary}
+if [ "$MODE" = "prepare" ]; then
     rm -rf .whl && mkdir -p .whl
     python3 -m pip wheel -q --no-deps -w .whl .
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .whl \
@@ -14,7 +16,6 @@ if [ "${1:-}" = "--prepare" ]; then
     ls .whl
     exit 0
 fi
-MINUTES=${1:-5}
 OUT=${OUT:-/tmp/fuzzaoti-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -22,19 +23,34 @@ export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 # g++ 13 there builds AOTI packages that segfault on load (inside std::regex); g++ 12 works.
 command -v g++-12 >/dev/null && export FUZZAOTI_CXX=g++-12
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-python3 -c "import torch, hypothesis, click, sqlite_utils; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'hypothesis', hypothesis.__version__)"
+python3 -c "import torch, hypothesis, click, sqlite_utils; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'hypothesis', hypothesis.__version__, 'click', click.__version__)"
 DB=$OUT/gpu.db
+cd /tmp  # import the installed wheel, not the checkout (its package dirs are mapped at install)
 step() { echo "== $*"; local t=$SECONDS; "$@"; local rc=$?; echo "== rc=$rc in $((SECONDS - t)) s"; return $rc; }
-step timeout 240 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 16 --corpus "$DB"
-step fuzzaoti list --corpus "$DB"
-FID=$(python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select id from findings where canary='bmm-batch-rotate' order by id limit 1\").fetchone(); print(r[0] if r else '')" "$DB")
-if [ -n "$FID" ]; then
-    step timeout 120 fuzzaoti replay "$FID" --inject bmm-batch-rotate --corpus "$DB"
-    step timeout 120 fuzzaoti replay "$FID" --corpus "$DB"
-fi
-step timeout $((MINUTES * 60 + 120)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1
-step fuzzaoti list --corpus "$DB"
-python3 -c "
+campaigns() {
+    python3 -c "
 import sqlite3, sys
-for r in sqlite3.connect(sys.argv[1]).execute('select id, status, programs, batches, runs_checked, runs_skipped, invalid, failures, new_findings, worker_restarts from campaigns'):
-    print('campaign', r)" "$DB"
+cols = 'id, status, device, canary, programs, batches, runs_checked, runs_skipped, invalid, failures, new_findings, worker_restarts, started_at, finished_at'
+for r in sqlite3.connect(sys.argv[1]).execute('select ' + cols + ' from campaigns'):
+    print('campaign', dict(zip(cols.split(', '), r)))" "$DB"
+}
+case "$MODE" in
+canary)
+    step timeout 240 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 16 --corpus "$DB"
+    step fuzzaoti list --corpus "$DB"
+    FID=$(python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select id from findings where canary='bmm-batch-rotate' and symptom='mismatch' order by id limit 1\").fetchone(); print(r[0] if r else '')" "$DB")
+    if [ -n "$FID" ]; then
+        step fuzzaoti show "$FID" --corpus "$DB"
+        step timeout 120 fuzzaoti replay "$FID" --inject bmm-batch-rotate --corpus "$DB"
+        step timeout 120 fuzzaoti replay "$FID" --corpus "$DB"
+    fi
+    step timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu "$REPO/tests/test_aoti.py"
+    ;;
+campaign)
+    MINUTES=${2:-5}
+    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1
+    step fuzzaoti list --corpus "$DB"
+    ;;
+esac
+campaigns
+

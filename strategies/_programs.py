@@ -99,6 +99,21 @@ class _Builder:
         low = sizes.negate(bound) if negative else 0
         return self.add_input(dtype, shape, Values("int", low, sizes.canonical(bound)))
 
+    def exportable(self, size: sizes.Size) -> bool:
+        """Can an input axis have this size? torch.export takes ints, dims, and ``a*d+b`` of a
+        ``Dim`` with a range (not of ``Dim.AUTO``/``Dim.DYNAMIC``)."""
+        affine = sizes.parse(size)
+        if not affine.coefs:
+            return True
+        if len(affine.coefs) > 1 or affine.coefs[0][1] < 1:
+            return False
+        (name, coef), = affine.coefs
+        plain = coef == 1 and affine.const == 0
+        return plain or (self.dims_by_name()[name].kind == "range" and name in self.used_dims)
+
+    def dims_by_name(self) -> dict[str, DimSpec]:
+        return {d.name: d for d in self.dims}
+
     def program(self, outputs: tuple[str, ...], configs: dict[str, Any]) -> Program:
         return Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
                        tuple(sorted(configs.items()))).validate()
@@ -188,7 +203,8 @@ def _epilogue(b: _Builder, t: str) -> str:
         ops = ("relu", "neg", "abs", "sigmoid", "tanh", "sin") if is_float else ("neg", "abs")
         return b.add_node(b.draw(st.sampled_from(ops)), (t,), shape, dtype)
     if kind == "binary":
-        other = b.add_input(dtype, shape)
+        # an axis whose size no input can declare is broadcast from size 1 instead
+        other = b.add_input(dtype, tuple(s if b.exportable(s) else 1 for s in shape))
         return b.add_node(b.draw(st.sampled_from(("add", "sub", "mul"))), (t, other), shape, dtype)
     if kind == "affine" and is_float:
         scale = b.draw(st.sampled_from((0.5, 2.0, -1.5)))

@@ -53,3 +53,15 @@ def test_unknown_canary_fails_the_worker_start(bmm_index_program):
     with pytest.raises(WorkerDied, match="no-such-canary"):
         worker.start()
     worker.close()
+
+
+def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, fake_fault):
+    fake_fault("nothing:wrong")
+    autotuned = bmm_index_program.with_(configs=(("max_autotune", True),))
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        outcomes = pool.check([_case(bmm_index_program), _case(autotuned)])
+        assert [o.symptom for o in outcomes] == ["pass", "pass"]
+        assert pool.stats.compiles == 2
+    finally:
+        pool.close()
