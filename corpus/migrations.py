@@ -78,3 +78,13 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
 
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _m002_shrunk(db: sqlite_utils.Database) -> None:
+    """Where a finding's minimal repro lives once shrinking has run."""
+    db["findings"].add_column("shrunk_program", str)
+    db["findings"].add_column("shrunk_runs", str)
+    db["findings"].add_column("shrink_note", str)
+
+
+MIGRATIONS.append(("002_shrunk", _m002_shrunk))

@@ -144,6 +144,13 @@ class Corpus:
         where, args = ("status = ?", [status]) if status else (None, [])
         return self.db["findings"].rows_where(where, args, order_by="id")
 
+    def set_shrunk(self, finding_id: int, program_json: str, runs: list[dict[str, Any]], note: str) -> None:
+        """Store the minimal program and runs that still show finding ``finding_id``'s signature."""
+        self.finding(finding_id)
+        with self.db.atomic():
+            self.db["findings"].update(finding_id, {
+                "shrunk_program": program_json, "shrunk_runs": json.dumps(runs), "shrink_note": note})
+
     def set_status(self, finding_id: int, status: str) -> None:
         if status not in FINDING_STATUSES:
             raise CorpusError(f"unknown finding status {status!r}; use one of {FINDING_STATUSES}")

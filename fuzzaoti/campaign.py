@@ -22,6 +22,7 @@ from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
+from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
 from fuzzaoti.strategies import Case, cases, programs
 from fuzzaoti.worker import WorkerConfig
@@ -39,6 +40,7 @@ class CampaignSettings:
     workers: int = 1
     profile: str = "small"
     max_batches: int | None = None
+    shrink_minutes: float = 3.0
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
 
@@ -137,23 +139,25 @@ class Campaign:
                 c.invalid += 1
             elif outcome.is_finding:
                 c.failures += 1
-                self._record(case, outcome)
+                self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
         self.corpus.update_campaign(self.campaign_id, c.stored())
         if time.monotonic() - self.last_echo >= PROGRESS_EVERY_S:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
 
-    def _record(self, case: Case, outcome: Outcome) -> None:
+    def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
         runs = ([{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts())
         fid, new = self.corpus.record_failure(
-            self.campaign_id, s.device, s.canary, signature(outcome), outcome.to_dict(),
+            self.campaign_id, s.device, s.canary, signature(outcome, case.program), outcome.to_dict(),
             case.program.to_json(), runs, self.versions)
         if new:
             self.counts.new_findings += 1
             self.counts.finding_ids.append(fid)
-            self.echo(f"  NEW finding {fid}: {signature(outcome)}")
+            self.echo(f"  NEW finding {fid}: {signature(outcome, case.program)}")
+            if s.shrink_minutes > 0:
+                shrink_finding(self.corpus, fid, pool.check, s.shrink_minutes * 60, self.echo)
 
     def _time_up(self) -> bool:
         s = self.settings

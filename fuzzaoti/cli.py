@@ -66,7 +66,10 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
 @click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True,
               help="'fake' is the fast test double (no compiles).")
-def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_batches, backend) -> None:
+@click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
+              help="Time to shrink each new finding (0: do not shrink).")
+def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_batches, backend,
+         shrink_minutes) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -74,7 +77,8 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_ba
     if device == "cuda":
         _require_cuda()
     settings = CampaignSettings(device=device, backend=backend, minutes=minutes, seed=seed, canary=inject,
-                                batch_size=batch_size, workers=workers, max_batches=max_batches)
+                                batch_size=batch_size, workers=workers, max_batches=max_batches,
+                                shrink_minutes=shrink_minutes)
     with Corpus.open(corpus_path, create=True) as corpus:
         try:
             Campaign(corpus, settings, echo=lambda line: click.echo(line, err=False)).run()
@@ -150,6 +154,31 @@ def replay(finding_id, corpus_path, inject, device) -> None:
     if result.outcome.symptom == "invalid":
         sys.exit(EXIT_USAGE)
     sys.exit(1 if result.still_fails else 0)
+
+
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("--minutes", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Time budget.")
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
+              help="Shrink with this canary installed (a canary finding needs it).")
+@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True)
+def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
+    """Shrink a finding to the smallest program and shape with the same signature."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.pool import WorkerPool
+    from fuzzaoti.shrink import shrink_finding
+    from fuzzaoti.worker import WorkerConfig
+
+    with Corpus.open(corpus_path) as corpus:
+        device = corpus.finding(finding_id)["device"]
+        if device == "cuda":
+            _require_cuda()
+        pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
+        try:
+            shrink_finding(corpus, finding_id, pool.check, minutes * 60, click.echo)
+        finally:
+            pool.close()
 
 
 @main.command()

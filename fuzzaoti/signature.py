@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
+from fuzzaoti.ops import OPS
 from fuzzaoti.outcome import Outcome
+from fuzzaoti.program import Program
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
@@ -42,10 +44,23 @@ def _telling_line(outcome: Outcome) -> str:
     return first
 
 
-def signature(outcome: Outcome) -> str:
+def core_ops(program: Program, output: str) -> list[str]:
+    """The matmul and indexing ops ``output`` is computed from: where a wrong value can come from."""
+    ops: dict[str, set[str]] = {i.name: set() for i in program.inputs}
+    for node in program.nodes:
+        mine = {node.op} if OPS[node.op].family in ("matmul", "indexing") else set()
+        ops[node.name] = mine.union(*(ops[a] for a in node.args))
+    return sorted(ops.get(output, set()))
+
+
+def signature(outcome: Outcome, program: Program | None = None) -> str:
+    """``stage/symptom/detail``; a wrong result names its reason and the core ops behind it."""
     if outcome.symptom == "mismatch" and outcome.verdict:
         v = outcome.verdict
-        detail = f"output {v.get('output')} {v.get('reason')}"
+        detail = str(v.get("reason"))
+        index = v.get("output")
+        if program is not None and index is not None and index < len(program.outputs):
+            detail += " via " + "+".join(core_ops(program, program.outputs[index]) or ["pointwise"])
     elif outcome.symptom == "timeout":
         detail = "no answer"
     else:
@@ -53,3 +68,8 @@ def signature(outcome: Outcome) -> str:
         if len(detail) < 40 and outcome.frames:  # a bare "AssertionError:" says little: add where
             detail += " @ " + outcome.frames[-1]
     return f"{outcome.stage}/{outcome.symptom}/{detail}"
+
+
+def same_bug(sig: str, target: str) -> bool:
+    """The shrinker's test: a wrong result may lose core ops while shrinking and stay the same bug."""
+    return sig.split(" via ")[0] == target.split(" via ")[0]

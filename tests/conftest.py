@@ -46,3 +46,24 @@ def fake_fault(monkeypatch):
         monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", spec)
     yield set_fault
     os.environ.pop("FUZZAOTI_FAKE_FAULT", None)
+
+
+@pytest.fixture
+def five_op_program() -> Program:
+    """bmm → index_select → relu → affine → sum, with a half-precision input and a wide dim."""
+    return Program(
+        dims=(DimSpec("b", 2, None, 6, "auto"), DimSpec("n", 2, 40, 9)),
+        inputs=(
+            InputSpec("x0", "float16", ("b", "n", 4)),
+            InputSpec("x1", "float16", ("b", 4, 5)),
+            InputSpec("i0", "int32", (3,), Values("int", 0, "n")),
+        ),
+        nodes=(
+            Node("t0", "bmm", ("x0", "x1")),
+            Node("t1", "index_select", ("t0", "i0"), (("dim", 1),)),
+            Node("t2", "relu", ("t1",)),
+            Node("t3", "affine", ("t2",), (("scale", 2.0), ("shift", 1.0))),
+            Node("t4", "sum", ("t3",), (("dim", 2),)),
+        ),
+        outputs=("t4", "t1"),
+    ).validate()

@@ -56,3 +56,22 @@ def test_cuda_canary_campaign(tmp_path):
     result = CliRunner().invoke(main, ["fuzz", "--device", "cuda", "--inject", "index-shift", "--max-batches", "1",
                                        "--batch-size", "8", "--corpus", db], catch_exceptions=False)
     assert result.exit_code == 0 and "NEW finding" in result.output, result.output
+
+
+def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(five_op_program):
+    """Issue acceptance: a canary failure in a 5-op program shrinks to <= 2 ops, same signature."""
+    from fuzzaoti.shrink import shrink
+    from fuzzaoti.signature import same_bug, signature
+    from fuzzaoti.strategies import Case
+
+    case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
+    pool = WorkerPool(WorkerConfig(backend="aoti", canary="bmm-batch-rotate"))
+    try:
+        (outcome,) = pool.check([case])
+        target = signature(outcome, case.program)
+        assert outcome.symptom == "mismatch", outcome.message
+        result = shrink(case, target, pool.check, budget_s=600)
+    finally:
+        pool.close()
+    assert len(result.case.program.nodes) <= 2
+    assert same_bug(signature(result.outcome, result.case.program), target)

@@ -1,5 +1,5 @@
 from fuzzaoti.outcome import Outcome
-from fuzzaoti.signature import signature
+from fuzzaoti.signature import same_bug, signature
 
 
 def test_volatile_parts_do_not_split_one_bug():
@@ -14,9 +14,15 @@ def test_different_bugs_differ():
     assert signature(Outcome("run", "crash", "worker died")) != signature(Outcome("load", "crash", "worker died"))
 
 
-def test_mismatch_signature_says_which_output_and_how():
-    o = Outcome("compare", "mismatch", "3 of 10 wrong", verdict={"output": 1, "reason": "values"})
-    assert signature(o) == "compare/mismatch/output 1 values"
+def test_mismatch_signature_says_how_and_which_core_ops(bmm_index_program):
+    o = Outcome("compare", "mismatch", "3 of 10 wrong", verdict={"output": 0, "reason": "values"})
+    assert signature(o) == "compare/mismatch/values"
+    assert signature(o, bmm_index_program) == "compare/mismatch/values via bmm+index_select"
+
+
+def test_shrinking_may_drop_core_ops_of_a_wrong_result():
+    assert same_bug("compare/mismatch/values via bmm", "compare/mismatch/values via bmm+index_select")
+    assert not same_bug("compare/mismatch/nonfinite via bmm", "compare/mismatch/values via bmm")
 
 
 def test_crash_uses_the_telling_stderr_line():

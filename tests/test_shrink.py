@@ -1,0 +1,37 @@
+"""The shrinker keeps the bug and drops everything else (fake backend here; real AOTI in test_aoti)."""
+
+from fuzzaoti.pool import WorkerPool
+from fuzzaoti.shrink import shrink, size_key
+from fuzzaoti.signature import signature
+from fuzzaoti.strategies import Case
+from fuzzaoti.worker import WorkerConfig
+
+
+def test_shrinks_a_five_op_failure_to_the_guilty_op(fake_fault, five_op_program):
+    fake_fault("bmm:wrong")
+    case = Case(five_op_program, (((("b", 17), ("n", 33)), 5),))
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        (outcome,) = pool.check([case])
+        target = signature(outcome, case.program)
+        result = shrink(case, target, pool.check, budget_s=120)
+    finally:
+        pool.close()
+    small = result.case.program
+    assert [n.op for n in small.nodes] == ["bmm"]
+    assert {i.dtype for i in small.inputs} == {"float32"}
+    assert all(d.kind == "range" and d.max is not None for d in small.dims)
+    assert dict(result.case.runs[0][0]) == {"b": 2, "n": 2}
+    assert signature(result.outcome, small) == "compare/mismatch/values via bmm"
+    assert size_key(result.case) < size_key(case)
+
+
+def test_a_passing_case_does_not_shrink(fake_fault, five_op_program):
+    fake_fault("nothing:wrong")
+    case = Case(five_op_program, (((("b", 3), ("n", 5)), 1),))
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        result = shrink(case, "compare/mismatch/values via bmm", pool.check, budget_s=60)
+    finally:
+        pool.close()
+    assert result.case == case and result.outcome.passed
