@@ -88,3 +88,12 @@ def _m002_shrunk(db: sqlite_utils.Database) -> None:
 
 
 MIGRATIONS.append(("002_shrunk", _m002_shrunk))
+
+
+def _m003_triage(db: sqlite_utils.Database) -> None:
+    """The triage ladder and workaround probes of a finding, as JSON."""
+    db["findings"].add_column("triage", str)
+    db["findings"].add_column("workarounds", str)
+
+
+MIGRATIONS.append(("003_triage", _m003_triage))

@@ -151,6 +151,11 @@ class Corpus:
             self.db["findings"].update(finding_id, {
                 "shrunk_program": program_json, "shrunk_runs": json.dumps(runs), "shrink_note": note})
 
+    def set_triage(self, finding_id: int, ladder: dict[str, str], workarounds: dict[str, str]) -> None:
+        self.finding(finding_id)
+        with self.db.atomic():
+            self.db["findings"].update(finding_id, {"triage": json.dumps(ladder), "workarounds": json.dumps(workarounds)})
+
     def set_status(self, finding_id: int, status: str) -> None:
         if status not in FINDING_STATUSES:
             raise CorpusError(f"unknown finding status {status!r}; use one of {FINDING_STATUSES}")

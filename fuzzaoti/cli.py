@@ -166,15 +166,10 @@ def replay(finding_id, corpus_path, inject, device) -> None:
 def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
     """Shrink a finding to the smallest program and shape with the same signature."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.pool import WorkerPool
     from fuzzaoti.shrink import shrink_finding
-    from fuzzaoti.worker import WorkerConfig
 
     with Corpus.open(corpus_path) as corpus:
-        device = corpus.finding(finding_id)["device"]
-        if device == "cuda":
-            _require_cuda()
-        pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
+        pool = _finding_pool(corpus, finding_id, inject, backend)
         try:
             shrink_finding(corpus, finding_id, pool.check, minutes * 60, click.echo)
         finally:
@@ -199,6 +194,74 @@ def repro(finding_id, corpus_path, output) -> None:
         with open(output, "w") as f:
             f.write(script)
         click.echo(f"wrote {output}")
+
+
+def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "aoti"):
+    """A worker pool on the finding's device (checked to exist), with the canary if asked."""
+    from fuzzaoti.pool import WorkerPool
+    from fuzzaoti.worker import WorkerConfig
+
+    device = corpus.finding(finding_id)["device"]
+    if device == "cuda":
+        _require_cuda()
+    return WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
+
+
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
+              help="Triage with this canary installed (a canary finding needs it).")
+def triage(finding_id, corpus_path, inject) -> None:
+    """Which stage introduces a finding (eager, aot_eager, inductor, AOTI) and which hand
+    remedies (bounded Dim max, int32 indices, static shapes, default configs) make it pass."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.triage import triage_finding
+
+    with Corpus.open(corpus_path) as corpus:
+        pool = _finding_pool(corpus, finding_id, inject)
+        try:
+            triage_finding(corpus, finding_id, pool.check, click.echo)
+        finally:
+            pool.close()
+
+
+@main.command()
+@click.argument("finding_id", type=int)
+@corpus_option
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Where finding-ID.md and repro-ID.py are written.")
+def report(finding_id, corpus_path, directory) -> None:
+    """Write an upstream-ready Markdown bug report and its standalone repro script."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.report import write_report
+
+    with Corpus.open(corpus_path) as corpus:
+        finding = corpus.finding(finding_id)
+    report_path, repro_path = write_report(finding, directory)
+    click.echo(f"wrote {report_path} and {repro_path}")
+
+
+@main.command()
+@corpus_option
+@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True)
+def recheck(corpus_path, backend) -> None:
+    """Replay every open finding (not canary ones) and mark those that now pass as fixed."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.replay import replay as do_replay
+
+    with Corpus.open(corpus_path) as corpus:
+        open_ids = [f["id"] for f in corpus.findings() if f["status"] != "fixed" and not f["canary"]]
+        fixed = 0
+        for fid in open_ids:
+            if corpus.finding(fid)["device"] == "cuda":
+                _require_cuda()
+            result = do_replay(corpus, fid, backend=backend)
+            click.echo(result.describe())
+            if result.outcome.passed:
+                corpus.set_status(fid, "fixed")
+                fixed += 1
+    click.echo(f"rechecked {len(open_ids)} open findings: {fixed} now pass and are marked fixed")
 
 
 def _require_cuda() -> None:

@@ -45,8 +45,10 @@ class WorkerPool:
         for w in self.workers:
             w.close()
 
-    def check(self, cases: Sequence[Case]) -> list[Outcome]:
-        """Outcomes for ``cases`` (same order), spreading them over the workers."""
+    def check(self, cases: Sequence[Case], backend: str | None = None) -> list[Outcome]:
+        """Outcomes for ``cases`` (same order), spreading them over the workers.
+
+        ``backend`` overrides the workers' own for this call (the triage ladder uses it)."""
         self.stats.batches += 1
         n = len(self.workers)
         chunks = [list(range(k, len(cases), n)) for k in range(n)]
@@ -54,26 +56,27 @@ class WorkerPool:
 
         def work(k: int) -> None:
             if chunks[k]:
-                for index, outcome in zip(chunks[k], self._resolve(self.workers[k], [cases[i] for i in chunks[k]])):
+                chunk = [cases[i] for i in chunks[k]]
+                for index, outcome in zip(chunks[k], self._resolve(self.workers[k], chunk, backend)):
                     results[index] = outcome
 
         with ThreadPoolExecutor(max_workers=n) as executor:
             list(executor.map(work, range(n)))
         return results  # type: ignore[return-value]
 
-    def _resolve(self, worker: Worker, cases: list[Case]) -> list[Outcome]:
+    def _resolve(self, worker: Worker, cases: list[Case], backend: str | None = None) -> list[Outcome]:
         groups: dict[tuple, list[int]] = {}
         for index, case in enumerate(cases):
             groups.setdefault(case.program.configs, []).append(index)
         if len(groups) > 1:  # only programs compiled with the same inductor configs can share a module
             results: list[Outcome | None] = [None] * len(cases)
             for indices in groups.values():
-                for index, outcome in zip(indices, self._resolve(worker, [cases[i] for i in indices])):
+                for index, outcome in zip(indices, self._resolve(worker, [cases[i] for i in indices], backend)):
                     results[index] = outcome
             return results  # type: ignore[return-value]
         self.stats.compiles += 1
         job = {
-            "backend": worker.config.backend,
+            "backend": backend or worker.config.backend,
             "device": worker.config.device,
             "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in cases],
         }
@@ -88,4 +91,4 @@ class WorkerPool:
             return [outcome]
         self.stats.bisections += 1
         half = len(cases) // 2
-        return self._resolve(worker, cases[:half]) + self._resolve(worker, cases[half:])
+        return self._resolve(worker, cases[:half], backend) + self._resolve(worker, cases[half:], backend)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
-from fuzzaoti.program import Program
-from fuzzaoti.strategies import Case
+from fuzzaoti.repro import finding_case
 from fuzzaoti.worker import WorkerConfig
 
 
@@ -38,13 +36,11 @@ class Replay:
 
 def replay(corpus: Corpus, finding_id: int, canary: str | None = None, backend: str = "aoti",
            device: str | None = None) -> Replay:
-    """Check finding ``finding_id`` again at its stored runtime shapes, in a fresh worker."""
+    """Check finding ``finding_id`` again (its shrunk case if it has one), in a fresh worker."""
     finding = corpus.finding(finding_id)
-    program = Program.from_json(finding["program"])
-    runs = tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in json.loads(finding["runs"]))
     pool = WorkerPool(WorkerConfig(device=device or finding["device"], backend=backend, canary=canary))
     try:
-        (outcome,) = pool.check([Case(program, runs)])
+        (outcome,) = pool.check([finding_case(finding)])
     finally:
         pool.close()
     return Replay(finding, outcome, compat.torch_versions())

@@ -1,4 +1,4 @@
-"""A stored finding → its standalone repro script (see ``render.repro_script``)."""
+"""A stored finding → its case and its standalone repro script (see ``render.repro_script``)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,21 @@ import json
 
 from fuzzaoti.program import Program
 from fuzzaoti.render import repro_script
+from fuzzaoti.strategies import Case
+
+
+def finding_case(finding: dict) -> Case:
+    """The finding's shrunk case when it was shrunk, else the case as found."""
+    program = Program.from_json(finding.get("shrunk_program") or finding["program"])
+    runs = json.loads(finding.get("shrunk_runs") or finding["runs"])
+    return Case(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
 
 
 def finding_repro(finding: dict) -> str:
-    program = Program.from_json(finding["program"])
-    runs = [(r["env"], r["seed"]) for r in json.loads(finding["runs"])]
+    case = finding_case(finding)
     header = (f"fuzzaoti finding {finding['id']}: {finding['signature']}\n"
               f"found on torch {finding['torch_version']} ({finding['device']}"
               f"{', ' + finding['device_name'] if finding['device_name'] else ''})"
               + (f"\nunder canary {finding['canary']}: run with python -m fuzzaoti.canaries {finding['canary']} THIS.py"
                  if finding["canary"] else ""))
-    return repro_script(program, finding["device"], runs, header)
+    return repro_script(case.program, finding["device"], [(dict(env), seed) for env, seed in case.runs], header)

@@ -46,6 +46,20 @@ canary)
     fi
     step timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu "$REPO/tests/test_aoti.py"
     ;;
+shrink)
+    # a CUDA canary finding, shrunk on the H200 (issue acceptance: <= 2 ops, same signature)
+    step timeout 300 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 8 \
+        --shrink-minutes 3 --corpus "$DB"
+    step fuzzaoti list --corpus "$DB"
+    ;;
+repros)
+    # standalone repro scripts (made here with 'fuzzaoti repro ID -o .whl/reproN.py'), run with torch alone
+    for r in "$REPO"/.whl/repro*.py; do
+        echo "=== $r"; (CXX=${FUZZAOTI_CXX:-g++} timeout 150 python3 "$r" > "$OUT/$(basename "$r" .py).log" 2>&1; echo "rc=$?") \
+            | tee -a "$OUT/$(basename "$r" .py).log"
+        grep -v "triton_bmm\|triton_mm\|FutureWarning\|cls.__new__" "$OUT/$(basename "$r" .py).log" | tail -30 | cut -c1-300
+    done
+    ;;
 campaign)
     MINUTES=${2:-5}
     step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1

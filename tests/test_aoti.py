@@ -1,5 +1,9 @@
 """Real torch.export + AOTInductor compiles on CPU (slow: about a minute each test)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -37,7 +41,8 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
     db = str(tmp_path / "c.db")
     runner = CliRunner()
     result = runner.invoke(main, ["fuzz", "--inject", "bmm-batch-rotate", "--max-batches", "1",
-                                  "--batch-size", "8", "--corpus", db], catch_exceptions=False)
+                                  "--batch-size", "8", "--shrink-minutes", "0", "--corpus", db],
+                           catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "NEW finding 1" in result.output
     listing = runner.invoke(main, ["list", "--corpus", db]).output
@@ -48,6 +53,15 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
     without = runner.invoke(main, ["replay", "1", "--corpus", db])
     assert without.exit_code == 0, without.output
     assert "passes" in without.output
+    # the report's standalone repro (torch only): nonzero with the canary, zero without it
+    assert runner.invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path)]).exit_code == 0
+    repro = str(tmp_path / "repro-1.py")
+    env = {**os.environ, "PYTHONPATH": ""}
+    with_canary = subprocess.run([sys.executable, "-m", "fuzzaoti.canaries", "bmm-batch-rotate", repro],
+                                 capture_output=True, text=True, env=env)
+    assert with_canary.returncode == 1, with_canary.stdout + with_canary.stderr[-2000:]
+    clean = subprocess.run([sys.executable, repro], capture_output=True, text=True, cwd=str(tmp_path))
+    assert clean.returncode == 0, clean.stdout + clean.stderr[-2000:]
 
 
 @pytest.mark.gpu

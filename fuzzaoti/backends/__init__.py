@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from fuzzaoti.backends.aoti import AotiBackend
 from fuzzaoti.backends.base import Backend, Prepared, StageFailure
+from fuzzaoti.backends.dynamo import AotEagerBackend, InductorBackend
 from fuzzaoti.backends.eager import EagerBackend
 from fuzzaoti.backends.fake import FakeBackend
 from fuzzaoti.errors import UnknownName
 
-BACKENDS: dict[str, type] = {b.name: b for b in (AotiBackend, EagerBackend, FakeBackend)}
+BACKENDS: dict[str, type] = {
+    b.name: b for b in (AotiBackend, EagerBackend, AotEagerBackend, InductorBackend, FakeBackend)
+}
 DEVICES = ("cpu", "cuda")
 
 

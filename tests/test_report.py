@@ -1,0 +1,52 @@
+"""Reports, repros and fix tracking, through the CLI with the fake backend."""
+
+import re
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+
+
+def _campaign(db, fault_env):
+    return CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "8",
+                                     "--shrink-minutes", "0.5", "--corpus", db], catch_exceptions=False)
+
+
+def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, fake_fault, monkeypatch):
+    fake_fault("bmm:wrong")
+    db = str(tmp_path / "c.db")
+    assert "NEW finding 1" in _campaign(db, "bmm:wrong").output
+    monkeypatch.setattr("fuzzaoti.report.collect_env", lambda: "PyTorch version: test")
+    out = CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
+    assert out.exit_code == 0, out.output
+    text = (tmp_path / "r" / "finding-1.md").read_text()
+    for section in ("# [AOTInductor]", "### 🐛 Describe the bug", "```python", "### Expected and actual",
+                    "### Triage", "### Versions", "PyTorch version: test", "topic: fuzzer", "Shrunk by fuzzaoti"):
+        assert section in text, section
+    repro = (tmp_path / "r" / "repro-1.py").read_text()
+    compile(repro, "repro-1.py", "exec")
+    assert not re.search(r"^\s*(import|from)\s+fuzzaoti", repro, re.M)
+
+
+def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, fake_fault, monkeypatch):
+    fake_fault("bmm:wrong")
+    db = str(tmp_path / "c.db")
+    _campaign(db, "bmm:wrong")
+    runner = CliRunner()
+    still = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
+    assert "0 now pass" in still.output
+    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "nothing:wrong")  # "upgrade torch": the bug is gone
+    fixed = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
+    assert "0 now pass" not in fixed.output
+    assert "fixed" in runner.invoke(main, ["list", "--corpus", db, "--status", "fixed"]).output
+
+
+def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):
+    db = str(tmp_path / "c.db")
+    CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "1", "--corpus", db])
+    for command in (["report", "9"], ["replay", "9"], ["triage", "9"], ["shrink", "9"], ["repro", "9"]):
+        done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", *command, "--corpus", db],
+                              capture_output=True, text=True)
+        assert done.returncode == 2 and done.stderr.strip() == f"error: no finding with id 9 in {db}", command
