@@ -93,6 +93,12 @@ class Corpus:
         with self.db.atomic():
             self.db["campaigns"].update(campaign_id, changes)
 
+    def claim_campaign(self, campaign_id: int) -> None:
+        """Mark a stored campaign as running again, in this process (for ``--resume``)."""
+        with self.db.atomic():
+            self.db["campaigns"].update(campaign_id, {"status": "running", "host": socket.gethostname(),
+                                                      "pid": os.getpid(), "updated_at": now()})
+
     def campaign(self, campaign_id: int) -> dict[str, Any]:
         try:
             return self.db["campaigns"].get(campaign_id)

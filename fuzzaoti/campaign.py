@@ -71,13 +71,34 @@ class _TimeUp(BaseException):
 
 
 class Campaign:
-    def __init__(self, corpus: Corpus, settings_: CampaignSettings, echo: Callable[[str], None] = print):
+    def __init__(self, corpus: Corpus, settings_: CampaignSettings, echo: Callable[[str], None] = print,
+                 resume_id: int | None = None):
         self.corpus, self.settings, self.echo = corpus, settings_, echo
         self.counts = Counts()
         self.started = 0.0
-        self.campaign_id: int | None = None
+        self.campaign_id: int | None = resume_id
         self.last_echo = 0.0
+        self.progress_every = PROGRESS_EVERY_S
+        self.programs_before = 0
         self.versions: dict = {}
+
+    @classmethod
+    def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
+               echo: Callable[[str], None] = print) -> Campaign:
+        """Carry on campaign ``campaign_id`` with its stored settings and counts.
+
+        Hypothesis is re-seeded with the stored seed and the number of batches already done,
+        so the resumed run draws fresh batches rather than repeating the first ones.
+        """
+        row = corpus.campaign(campaign_id)
+        _refuse_if_alive(row)
+        stored = json.loads(row["settings"])
+        known = {k: v for k, v in stored.items() if k in CampaignSettings.__dataclass_fields__}
+        if minutes is not None:
+            known["minutes"] = minutes
+        campaign = cls(corpus, CampaignSettings(**known), echo, resume_id=campaign_id)
+        campaign.counts = Counts(**{k: row[k] or 0 for k in Counts().stored()})
+        return campaign
 
     # ---- phases ----------------------------------------------------------------------------
     def run(self) -> Counts:
@@ -89,12 +110,18 @@ class Campaign:
             worker_env=_pin_gpu if s.device == "cuda" else None,
         )
         self.versions = compat.torch_versions()
-        self.campaign_id = self.corpus.start_campaign(
-            s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
+        resumed = self.campaign_id is not None
+        if resumed:
+            self.corpus.claim_campaign(self.campaign_id)
+        else:
+            self.campaign_id = self.corpus.start_campaign(
+                s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
         self.started = time.monotonic()
+        self.programs_before = self.counts.programs
         status = "interrupted"
-        self.echo(f"campaign {self.campaign_id}: {s.backend} on {s.device}, {s.minutes:g} min, seed {s.seed}"
-                  f"{', canary ' + s.canary if s.canary else ''}, corpus {self.corpus.path}")
+        self.echo(f"campaign {self.campaign_id}{' resumed' if resumed else ''}: {s.backend} on {s.device}, "
+                  f"{s.minutes:g} min, seed {s.seed}{', canary ' + s.canary if s.canary else ''}, "
+                  f"corpus {self.corpus.path}")
         try:
             pool.start()
             self._generate(pool)
@@ -116,7 +143,7 @@ class Campaign:
 
         @settings(max_examples=10**9, deadline=None, database=None, phases=(Phase.generate,),
                   suppress_health_check=list(HealthCheck))
-        @hypothesis_seed(s.seed)
+        @hypothesis_seed(s.seed if not self.counts.batches else f"{s.seed}:{self.counts.batches}")
         @given(batch)
         def one_batch(drawn: list[Case]) -> None:
             if self._time_up():
@@ -142,7 +169,7 @@ class Campaign:
                 self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
         self.corpus.update_campaign(self.campaign_id, c.stored())
-        if time.monotonic() - self.last_echo >= PROGRESS_EVERY_S:
+        if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
 
@@ -168,7 +195,7 @@ class Campaign:
     # ---- reporting -------------------------------------------------------------------------
     def progress_line(self) -> str:
         c, elapsed = self.counts, time.monotonic() - self.started
-        rate = c.programs / max(elapsed / 60, 1e-9)
+        rate = (c.programs - self.programs_before) / max(elapsed / 60, 1e-9)
         return (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
@@ -179,6 +206,22 @@ class Campaign:
         return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
                 f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}")
+
+
+def _refuse_if_alive(row: dict) -> None:
+    """A campaign still running in a live process on this host must not be resumed twice."""
+    import os
+    import socket
+
+    from fuzzaoti.errors import CorpusError
+
+    if row["status"] != "running" or row["host"] != socket.gethostname() or row["pid"] == os.getpid():
+        return
+    try:
+        os.kill(row["pid"], 0)
+    except (ProcessLookupError, PermissionError):
+        return
+    raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")
 
 
 def _pin_gpu(k: int) -> dict[str, str]:

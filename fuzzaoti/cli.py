@@ -54,8 +54,8 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @main.command()
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where programs are compiled and run.")
-@click.option("--minutes", type=click.FloatRange(min=0), default=5.0, show_default=True,
-              help="How long to fuzz.")
+@click.option("--minutes", type=click.FloatRange(min=0), default=None,
+              help="How long to fuzz.  [default: 5, or the resumed campaign's own]")
 @corpus_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Hypothesis seed: same seed, same programs.")
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
@@ -68,23 +68,74 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="'fake' is the fast test double (no compiles).")
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
+@click.option("--resume", "resume_id", type=int, default=None,
+              help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_batches, backend,
-         shrink_minutes) -> None:
+         shrink_minutes, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
-    if device == "cuda":
-        _require_cuda()
-    settings = CampaignSettings(device=device, backend=backend, minutes=minutes, seed=seed, canary=inject,
-                                batch_size=batch_size, workers=workers, max_batches=max_batches,
-                                shrink_minutes=shrink_minutes)
-    with Corpus.open(corpus_path, create=True) as corpus:
+    display = Display()
+    with Corpus.open(corpus_path, create=resume_id is None) as corpus:
+        if resume_id is not None:
+            campaign = Campaign.resume(corpus, resume_id, minutes, echo=display)
+        else:
+            campaign = Campaign(corpus, CampaignSettings(
+                device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
+                canary=inject, batch_size=batch_size, workers=workers, max_batches=max_batches,
+                shrink_minutes=shrink_minutes), echo=display)
+        if campaign.settings.device == "cuda":
+            _require_cuda()
+        campaign.progress_every = display.every
         try:
-            Campaign(corpus, settings, echo=lambda line: click.echo(line, err=False)).run()
+            campaign.run()
         except KeyboardInterrupt:
-            click.echo("interrupted: campaign stored as interrupted", err=True)
+            display.close()
+            click.echo("interrupted: campaign stored as interrupted; carry on with --resume "
+                       f"{campaign.campaign_id}", err=True)
             sys.exit(130)
+        display.close()
+
+
+class Display:
+    """Progress on a terminal: one status line rewritten in place; elsewhere plain lines."""
+
+    def __init__(self) -> None:
+        self.live = sys.stdout.isatty()
+        self.every = 1.0 if self.live else 10.0
+        self.pending = False
+
+    def __call__(self, line: str) -> None:
+        if self.live and line.startswith("["):
+            click.echo("\r\x1b[K" + line, nl=False)
+            self.pending = True
+            return
+        self.close()
+        click.echo(line)
+
+    def close(self) -> None:
+        if self.pending:
+            click.echo("")
+            self.pending = False
+
+
+@main.command()
+@corpus_option
+def stats(corpus_path) -> None:
+    """Campaigns stored in the corpus: settings, duration and counts."""
+    from fuzzaoti.corpus import Corpus
+
+    with Corpus.open(corpus_path) as corpus:
+        rows = corpus.campaigns()
+    if not rows:
+        click.echo("no campaigns")
+    for c in rows:
+        canary = f" canary={c['canary']}" if c["canary"] else ""
+        click.echo(f"{c['id']:>4}  {c['status']:<11} {c['backend']}/{c['device']}{canary} started {c['started_at']} "
+                   f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
+                   f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
+                   f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts")
 
 
 @main.command(name="list")

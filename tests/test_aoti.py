@@ -89,3 +89,17 @@ def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(five_op_program)
         pool.close()
     assert len(result.case.program.nodes) <= 2
     assert same_bug(signature(result.outcome, result.case.program), target)
+
+
+def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
+    """index-wild makes the generated kernel read far out of bounds: the worker dies, we carry on."""
+    from fuzzaoti.strategies import Case
+
+    case = Case(bmm_index_program, (((("b", 3), ("n", 9)), 1),))
+    pool = WorkerPool(WorkerConfig(backend="aoti", canary="index-wild"))
+    try:
+        (outcome,) = pool.check([case])
+    finally:
+        pool.close()
+    assert (outcome.stage, outcome.symptom) == ("run", "crash"), outcome.message
+    assert "SIGSEGV" in outcome.message or "SIGBUS" in outcome.message

@@ -1,0 +1,94 @@
+"""Campaign engine: crashes become findings, SIGKILL never corrupts the corpus, --resume carries on."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+from fuzzaoti.corpus import Corpus
+
+
+def test_a_worker_dying_mid_case_is_a_finding_and_the_campaign_goes_on(tmp_path, fake_fault):
+    fake_fault("bmm:crash")
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "4", "--batch-size", "6",
+                                       "--shrink-minutes", "0", "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with Corpus.open(db) as corpus:
+        (campaign,) = corpus.campaigns()
+        crashes = [f for f in corpus.findings() if f["symptom"] == "crash"]
+    assert campaign["status"] == "finished" and campaign["batches"] == 4
+    assert crashes and "SIGABRT" in crashes[0]["message"]
+    assert campaign["worker_restarts"] >= 1
+
+
+def _wait_for(predicate, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _count(db, sql):
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+        try:
+            return conn.execute(sql).fetchone()[0] or 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def test_sigkill_keeps_every_stored_finding_and_resume_continues(tmp_path):
+    db = str(tmp_path / "c.db")
+    env = {**os.environ, "FUZZAOTI_FAKE_FAULT": "gather:wrong"}
+    proc = subprocess.Popen([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--backend", "fake", "--minutes", "10",
+                             "--batch-size", "4", "--shrink-minutes", "0", "--corpus", db],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: _count(db, "select count(*) from findings") >= 2
+                         and _count(db, "select max(batches) from campaigns") >= 5)
+        before = {r: _count(db, f"select count(*) from findings where id = {r}") for r in range(1, 3)}
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert before == {1: 1, 2: 1}
+    conn = sqlite3.connect(db)
+    assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+    conn.close()
+    with Corpus.open(db) as corpus:
+        (campaign,) = corpus.campaigns()
+        kept = [f["id"] for f in corpus.findings()]
+    assert campaign["status"] == "running" and {1, 2} <= set(kept)
+    batches = campaign["batches"]
+
+    result = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--resume", "1", "--minutes", "0.05",
+                             "--corpus", db], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "campaign 1 resumed" in result.stdout
+    with Corpus.open(db) as corpus:
+        (campaign,) = corpus.campaigns()
+    assert campaign["status"] == "finished" and campaign["batches"] > batches
+
+
+def test_resume_unknown_campaign_is_a_one_line_error(tmp_path):
+    db = str(tmp_path / "c.db")
+    CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "1", "--corpus", db])
+    done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--resume", "9", "--corpus", db],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip() == f"error: no campaign with id 9 in {db}"
+
+
+def test_stats_lists_campaigns(tmp_path):
+    db = str(tmp_path / "c.db")
+    CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "3", "--corpus", db])
+    out = CliRunner().invoke(main, ["stats", "--corpus", db]).output
+    assert "finished" in out and "6 programs in 2 batches" in out
