@@ -247,6 +247,20 @@ def repro(finding_id, corpus_path, output) -> None:
         click.echo(f"wrote {output}")
 
 
+@main.command()
+@click.option("--sample", "n", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="How many programs to draw.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def strategies(n, device, seed) -> None:
+    """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs."""
+    from fuzzaoti import coverage
+    from fuzzaoti.strategies import programs
+
+    drawn = coverage.sample(programs(device=device), n, seed)
+    click.echo(coverage.render(coverage.histograms(drawn), len(drawn)))
+
+
 def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "aoti"):
     """A worker pool on the finding's device (checked to exist), with the canary if asked."""
     from fuzzaoti.pool import WorkerPool
