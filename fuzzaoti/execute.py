@@ -45,6 +45,14 @@ def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
                    error_type=type(error).__name__, frames=_frames(error), **extra)
 
 
+def _rejected_members(outcome: Outcome, count: int) -> set[int]:
+    """Members of a merged program whose dynamic shapes export refused, by their name prefix."""
+    if outcome.symptom != "invalid" or count == 1:
+        return set()
+    head = outcome.message.split("\n\n", 1)[0]
+    return {k for k in range(count) if batch.prefix(k) in head}
+
+
 def _rejected_spec(stage: str, error: BaseException) -> bool:
     """torch.export refusing the declared dynamic shapes: the program's spec is wrong, not torch."""
     return stage == "export" and type(error).__name__ == "UserError" and "Constraints violated" in str(error)
@@ -112,14 +120,24 @@ def _final(m: _Member) -> Outcome:
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
     import torch
 
-    programs = [m.program for m in members]
-    merged = batch.merge(programs)
-    example = sum((m.example_inputs(device) for m in members), [])
     with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
-        try:
-            prepared = backend.prepare(merged, render.load_program(merged), example, device, workdir, progress)
-        except StageFailure as failure:
-            return _failure(failure.stage, failure.error)
+        while True:
+            programs = [m.program for m in members]
+            merged = batch.merge(programs)
+            example = sum((m.example_inputs(device) for m in members), [])
+            try:
+                prepared = backend.prepare(merged, render.load_program(merged), example, device, workdir, progress)
+                break
+            except StageFailure as failure:
+                outcome = _failure(failure.stage, failure.error)
+                rejected = _rejected_members(outcome, len(members))
+                if not rejected or len(members) == 1:
+                    return outcome
+                for k in rejected:  # export named the members whose dims it refused: drop just those
+                    members[k].outcome = Outcome("export", "invalid", outcome.message)
+                members = [m for k, m in enumerate(members) if k not in rejected]
+                if not members:
+                    return None
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
         for r in range(max(len(m.expected) for m in members)):

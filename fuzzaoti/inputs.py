@@ -14,6 +14,8 @@ def make_tensor(dtype, shape, kind, low, high, seed, device):
     if kind == "int":
         value = torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64)
         value = value.to(torch_dtype)
+    elif kind == "perm":
+        value = torch.argsort(torch.rand(tuple(shape), generator=gen), dim=-1).to(torch_dtype)
     elif kind == "bool":
         value = torch.randint(0, 2, tuple(shape), generator=gen).to(torch.bool)
     else:

@@ -65,6 +65,7 @@ def _index_prefix(dim: int) -> str:
 
 _SPECS = [
     OpSpec("bmm", "matmul", 2, "torch.bmm({a0}, {a1})", {}),
+    OpSpec("baddbmm", "matmul", 3, "torch.baddbmm({a0}, {a1}, {a2})", {}),
     OpSpec("matmul", "matmul", 2, "torch.matmul({a0}, {a1})", {}),
     OpSpec("index_select", "indexing", 2, "torch.index_select({a0}, {dim}, {a1})", {"dim": _nonneg}),
     OpSpec("gather", "indexing", 2, "torch.gather({a0}, {dim}, {a1})", {"dim": _nonneg}),
@@ -76,6 +77,23 @@ _SPECS = [
         "{a0}.narrow({dim}, {start}, {a0}.size({dim}) - {start} - {trim})",
         {"dim": _nonneg, "start": _nonneg, "trim": _nonneg},
     ),
+    OpSpec("take", "indexing", 2, "torch.take({a0}, {a1})", {}),
+    OpSpec("select", "indexing", 1, "{a0}.select({dim}, {index})", {"dim": _nonneg, "index": _int}),
+    OpSpec("scatter", "indexing", 3, "torch.scatter({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
+    OpSpec("index_put", "indexing", 3, "torch.index_put({a0}, ({a1},), {a2})", {}),
+    OpSpec(
+        "arange_index",
+        "indexing",
+        1,
+        # index arithmetic whose intermediate values pass 2**31: needs int64 all the way
+        "{a0}[(torch.arange({a0}.size(0), device={a0}.device) * {mult} + {offset}) % {a0}.size(0)]",
+        {"mult": _nonneg, "offset": _nonneg},
+    ),
+    OpSpec("expand_batch", "glue", 2, "{a0}.expand({a1}.size(0), -1, -1)", {}),
+    OpSpec("cat", "glue", 2, "torch.cat([{a0}, {a1}], {dim})", {"dim": _nonneg}),
+    # two pieces whatever the size: a split into size-many pieces would specialise the dim
+    OpSpec("split", "glue", 1, "torch.split({a0}, [{size}, {a0}.size({dim}) - {size}], {dim})[0]",
+           {"size": _nonneg, "dim": _nonneg}),
     OpSpec("transpose", "glue", 1, "{a0}.transpose({d0}, {d1})", {"d0": _nonneg, "d1": _nonneg}),
     OpSpec("relu", "pointwise", 1, "torch.relu({a0})", {}),
     OpSpec("neg", "pointwise", 1, "torch.neg({a0})", {}),

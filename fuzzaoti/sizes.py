@@ -101,3 +101,12 @@ def add(size: Size, constant: int) -> Size:
     """``size + constant`` in canonical form."""
     affine = parse(size)
     return canonical(str(Affine(affine.const + constant, affine.coefs)))
+
+
+def plus(a: Size, b: Size) -> Size:
+    """``a + b`` in canonical form."""
+    x, y = parse(a), parse(b)
+    coefs: dict[str, int] = dict(x.coefs)
+    for name, c in y.coefs:
+        coefs[name] = coefs.get(name, 0) + c
+    return canonical(str(Affine(x.const + y.const, tuple(sorted((n, c) for n, c in coefs.items() if c)))))

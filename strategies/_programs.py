@@ -22,7 +22,8 @@ from fuzzaoti.strategies._profiles import Profile, get_profile
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 INDEX_DTYPES = ("int64", "int32")
-CORE_OPS = ("bmm", "matmul", "index_select", "gather", "index", "narrow")
+CORE_OPS = ("bmm", "matmul", "baddbmm", "index_select", "gather", "index", "narrow", "take", "select",
+            "scatter", "index_put", "arange_index")
 DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
 CONFIG_SETS: dict[str, tuple[dict[str, Any], ...]] = {
     "cpu": ({},),
@@ -93,9 +94,9 @@ class _Builder:
         self.shapes[name], self.dtypes[name] = tuple(shape), out_dtype
         return name
 
-    def index_input(self, shape, bound: sizes.Size, negative: bool) -> str:
+    def index_input(self, shape, bound: sizes.Size, negative: bool, dtypes=INDEX_DTYPES) -> str:
         """An index tensor of ``shape`` whose values index a dim of size ``bound``."""
-        dtype = self.draw(st.sampled_from(INDEX_DTYPES))
+        dtype = self.draw(st.sampled_from(dtypes))
         low = sizes.negate(bound) if negative else 0
         return self.add_input(dtype, shape, Values("int", low, sizes.canonical(bound)))
 
@@ -121,14 +122,22 @@ class _Builder:
 
 # ---- core ops --------------------------------------------------------------------------------
 def _matmul(b: _Builder, op: str) -> str:
+    """bmm / batched matmul / baddbmm, with transposed, stride-0 (expanded) or broadcast operands."""
     batch, n, k, p = b.size(), b.size(), b.size(), b.size()
     dtype = b.draw(st.sampled_from(FLOAT_DTYPES))
-    transpose_a = b.draw(st.booleans())
-    a = b.add_input(dtype, (batch, k, n) if transpose_a else (batch, n, k))
-    if transpose_a:
-        a = b.add_node("transpose", (a,), (batch, n, k), dtype, d0=1, d1=2)
     broadcast = op == "matmul" and b.draw(st.booleans())
     mat2 = b.add_input(dtype, (k, p) if broadcast else (batch, k, p))
+    expanded = not broadcast and b.draw(st.booleans())  # one batch of mat1, expanded to all (stride 0)
+    transpose_a = b.draw(st.booleans())
+    lead = 1 if expanded else batch
+    a = b.add_input(dtype, (lead, k, n) if transpose_a else (lead, n, k))
+    if transpose_a:
+        a = b.add_node("transpose", (a,), (lead, n, k), dtype, d0=1, d1=2)
+    if expanded:
+        a = b.add_node("expand_batch", (a, mat2), (batch, n, k), dtype)
+    if op == "baddbmm":
+        bias = b.add_input(dtype, (batch, n, p))
+        return b.add_node("baddbmm", (bias, a, mat2), (batch, n, p), dtype)
     return b.add_node(op, (a, mat2), (batch, n, p), dtype)
 
 
@@ -183,9 +192,58 @@ def _narrow(b: _Builder) -> str:
     return b.add_node("narrow", (x,), out, b.dtypes[x], dim=dim, start=start, trim=trim)
 
 
+def _take(b: _Builder) -> str:
+    size = b.size()
+    x = b.add_input(b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES)), (size,))
+    idx_shape = tuple(b.size() for _ in range(b.draw(st.integers(1, 2))))
+    idx = b.index_input(idx_shape, size, negative=b.draw(st.booleans()), dtypes=("int64",))
+    return b.add_node("take", (x, idx), idx_shape, b.dtypes[x])
+
+
+def _select(b: _Builder) -> str:
+    x = _source(b, 2)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    index = b.draw(st.sampled_from((0, -1, b.min_of(shape[dim]) - 1)))
+    return b.add_node("select", (x,), shape[:dim] + shape[dim + 1:], b.dtypes[x], dim=dim, index=index)
+
+
+def _scatter(b: _Builder) -> str:
+    """scatter along the last dim with a permutation per row: no duplicate targets, so the
+    result does not depend on the order writes land in."""
+    dtype = b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES))
+    shape = (b.size(), b.size())
+    x = b.add_input(dtype, shape)
+    idx = b.add_input("int64", shape, Values("perm"))
+    src = b.add_input(dtype, shape)
+    return b.add_node("scatter", (x, idx, src), shape, dtype, dim=1)
+
+
+def _index_put(b: _Builder) -> str:
+    dtype = b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES))
+    shape = (b.size(), b.size())
+    x = b.add_input(dtype, shape)
+    idx = b.add_input("int64", shape[:1], Values("perm"))  # a permutation of the rows: unique
+    values = b.add_input(dtype, shape)
+    return b.add_node("index_put", (x, idx, values), shape, dtype)
+
+
+def _arange_index(b: _Builder) -> str:
+    x = _source(b, 1)
+    mult = 2**31 + b.draw(st.sampled_from((1, 7, 12345)))
+    offset = b.draw(st.integers(0, 5))
+    return b.add_node("arange_index", (x,), b.shapes[x], b.dtypes[x], mult=mult, offset=offset)
+
+
 _CORE = {
     "bmm": lambda b: _matmul(b, "bmm"),
     "matmul": lambda b: _matmul(b, "matmul"),
+    "baddbmm": lambda b: _matmul(b, "baddbmm"),
+    "take": _take,
+    "select": _select,
+    "scatter": _scatter,
+    "index_put": _index_put,
+    "arange_index": _arange_index,
     "index_select": _index_select,
     "gather": _gather,
     "index": _index,
@@ -197,7 +255,7 @@ _CORE = {
 def _epilogue(b: _Builder, t: str) -> str:
     dtype, shape = b.dtypes[t], b.shapes[t]
     is_float = dtype in FLOAT_DTYPES
-    kinds = ["unary", "binary", "affine", "cast"] + (["sum"] if len(shape) > 1 else [])
+    kinds = ["unary", "binary", "affine", "cast", "cat"] + (["sum", "split"] if len(shape) > 1 else [])
     kind = b.draw(st.sampled_from(kinds))
     if kind == "unary":
         ops = ("relu", "neg", "abs", "sigmoid", "tanh", "sin") if is_float else ("neg", "abs")
@@ -209,6 +267,17 @@ def _epilogue(b: _Builder, t: str) -> str:
     if kind == "affine" and is_float:
         scale = b.draw(st.sampled_from((0.5, 2.0, -1.5)))
         return b.add_node("affine", (t,), shape, dtype, scale=scale, shift=b.draw(st.sampled_from((1.0, -0.25))))
+    if kind == "cat" and all(map(b.exportable, shape)):
+        dim = b.draw(st.integers(0, len(shape) - 1))
+        other = b.add_input(dtype, shape)
+        return b.add_node("cat", (t, other), shape[:dim] + (sizes.plus(shape[dim], shape[dim]),) + shape[dim + 1:],
+                          dtype, dim=dim)
+    if kind == "split":
+        dim = b.draw(st.integers(0, len(shape) - 1))
+        room = b.min_of(shape[dim]) - 2  # the rest keeps >= 2 elements: a rest that can be 1 specialises
+        if room >= 1:
+            size = b.draw(st.integers(1, room))
+            return b.add_node("split", (t,), shape[:dim] + (size,) + shape[dim + 1:], dtype, size=size, dim=dim)
     if kind == "sum":
         dim = b.draw(st.integers(0, len(shape) - 1))
         out_dtype = dtype if is_float else "int64"
