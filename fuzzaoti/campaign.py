@@ -37,7 +37,8 @@ class CampaignSettings:
     canary: str | None = None
     batch_size: int = 16
     runs_per_program: int = 4
-    workers: int = 1
+    workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
+    gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
     profile: str = "small"
     max_batches: int | None = None
     shrink_minutes: float = 3.0
@@ -106,8 +107,8 @@ class Campaign:
         pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout),
-            workers=s.workers,
-            worker_env=_pin_gpu if s.device == "cuda" else None,
+            workers=s.workers or (len(_gpu_ids(s.gpus)) if s.device == "cuda" else 1),
+            worker_env=(lambda k: _pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
         )
         self.versions = compat.torch_versions()
         resumed = self.campaign_id is not None
@@ -224,13 +225,20 @@ def _refuse_if_alive(row: dict) -> None:
     raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")
 
 
-def _pin_gpu(k: int) -> dict[str, str]:
-    """Worker k runs on GPU k modulo the visible GPUs."""
+def _gpu_ids(gpus: str | None) -> list[str]:
+    """The GPU ids workers are pinned to: ``--gpus``, else the visible ones (at least one slot)."""
     import os
 
+    if gpus:
+        return [g.strip() for g in gpus.split(",") if g.strip()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    ids = visible.split(",") if visible else [str(i) for i in range(_gpu_count())]
-    return {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]} if ids else {}
+    return (visible.split(",") if visible else [str(i) for i in range(_gpu_count())]) or ["0"]
+
+
+def _pin_gpu(k: int, gpus: str | None) -> dict[str, str]:
+    """Worker k runs on GPU k modulo the chosen GPUs."""
+    ids = _gpu_ids(gpus)
+    return {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]}
 
 
 def _gpu_count() -> int:

@@ -61,8 +61,10 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True,
               help="Programs compiled together as one AOTI module.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes (on cuda, pinned round-robin to the visible GPUs).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes.  [default: 1 on cpu; one per GPU on cuda]")
+@click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "
+              "[default: the visible GPUs]")
 @click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
 @click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True,
               help="'fake' is the fast test double (no compiles).")
@@ -70,7 +72,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Time to shrink each new finding (0: do not shrink).")
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
-def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_batches, backend,
+def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
          shrink_minutes, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
@@ -83,7 +85,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, max_ba
         else:
             campaign = Campaign(corpus, CampaignSettings(
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
-                canary=inject, batch_size=batch_size, workers=workers, max_batches=max_batches,
+                canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
                 shrink_minutes=shrink_minutes), echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()

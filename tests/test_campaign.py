@@ -92,3 +92,16 @@ def test_stats_lists_campaigns(tmp_path):
     CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "3", "--corpus", db])
     out = CliRunner().invoke(main, ["stats", "--corpus", db]).output
     assert "finished" in out and "6 programs in 2 batches" in out
+
+
+def test_two_campaigns_hitting_the_same_bug_leave_one_finding_with_two_hits(tmp_path, fake_fault):
+    fake_fault("*:wrong")  # every program is wrong: the same single program, found twice
+    db = str(tmp_path / "c.db")
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "1",
+                                           "--seed", "7", "--shrink-minutes", "0", "--corpus", db])
+        assert result.exit_code == 0, result.output
+    with Corpus.open(db) as corpus:
+        findings = list(corpus.findings())
+        assert len(corpus.campaigns()) == 2
+    assert [f["hits"] for f in findings] == [2]

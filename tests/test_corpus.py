@@ -93,3 +93,27 @@ os.kill(os.getpid(), signal.SIGKILL)
         signatures = [f["signature"] for f in corpus.findings()]
     assert signatures == [f"sig{k}" for k in range(20)]
     assert os.path.exists(path)
+
+
+def test_a_corpus_from_the_first_schema_migrates_and_keeps_its_findings(tmp_path):
+    """Build a corpus with only migration 001 applied, as the first release wrote it."""
+    import sqlite_utils
+
+    from fuzzaoti.corpus import migrations
+
+    path = str(tmp_path / "old.db")
+    db = sqlite_utils.Database(sqlite3.connect(path, isolation_level=None))
+    first = migrations.MIGRATIONS[:1]
+    original = migrations.MIGRATIONS
+    try:
+        migrations.MIGRATIONS = first
+        migrations.migrate(db)
+    finally:
+        migrations.MIGRATIONS = original
+    db["findings"].insert({"signature": "run/crash/x", "device": "cpu", "canary": "", "hits": 3, "status": "new",
+                           "program": "{}", "runs": "[]"})
+    db.close()
+    with Corpus.open(path) as corpus:
+        assert [r["name"] for r in corpus.db["_migrations"].rows] == [n for n, _ in MIGRATIONS]
+        (finding,) = corpus.findings()
+        assert finding["hits"] == 3 and finding["shrunk_program"] is None

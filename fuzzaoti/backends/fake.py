@@ -1,6 +1,6 @@
 """A fast test double: eager execution plus scripted faults, for unit tests of the pipeline.
 
-``FUZZAOTI_FAKE_FAULT=<op>:<mode>`` makes every program that uses ``<op>`` misbehave, where
+``FUZZAOTI_FAKE_FAULT=<op>:<mode>`` makes every program that uses ``<op>`` (``*``: any op) misbehave, where
 mode is ``wrong`` (one output element off by one), ``raise`` (an exception at run),
 ``crash`` (the worker aborts), or ``hang`` (the run never returns). Never the only proof:
 real AOTI is tested for real in tests marked ``aoti``.
@@ -44,7 +44,7 @@ def _outputs_using(program: Program, op: str) -> list[bool]:
     """For each output: does ``op`` occur among the nodes it is computed from?"""
     uses = {i.name: False for i in program.inputs}
     for node in program.nodes:
-        uses[node.name] = node.op == op or any(uses[a] for a in node.args)
+        uses[node.name] = node.op == op or op == "*" or any(uses[a] for a in node.args)
     return [uses[o] for o in program.outputs]
 
 
