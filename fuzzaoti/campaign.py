@@ -40,6 +40,7 @@ class CampaignSettings:
     workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
     gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
     profile: str = "small"
+    max_bytes: int | None = None  # input bytes per runtime shape; None: the profile's budget
     max_batches: int | None = None
     shrink_minutes: float = 3.0
     compile_timeout: float = 900.0
@@ -138,8 +139,9 @@ class Campaign:
 
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings
-        batch = st.lists(cases(programs(device=s.device, profile=s.profile), runs=s.runs_per_program,
-                               profile=s.profile), min_size=s.batch_size, max_size=s.batch_size,
+        drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes)
+        batch = st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=s.max_bytes),
+                         min_size=s.batch_size, max_size=s.batch_size,
                          unique_by=lambda case: case.program.id)
 
         @settings(max_examples=10**9, deadline=None, database=None, phases=(Phase.generate,),

@@ -70,10 +70,14 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="'fake' is the fast test double (no compiles).")
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
+@click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True,
+              help="Program sizes: 'large' crosses batch 65535 and 2**31-element index spaces (GPU nodes).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None,
+              help="Input bytes per runtime shape.  [default: 8 MiB small, 4 GiB large]")
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, resume_id) -> None:
+         shrink_minutes, profile, max_bytes, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -86,7 +90,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             campaign = Campaign(corpus, CampaignSettings(
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-                shrink_minutes=shrink_minutes), echo=display)
+                shrink_minutes=shrink_minutes, profile=profile, max_bytes=max_bytes), echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()
         campaign.progress_every = display.every
@@ -253,13 +257,14 @@ def repro(finding_id, corpus_path, output) -> None:
 @click.option("--sample", "n", type=click.IntRange(min=1), default=1000, show_default=True,
               help="How many programs to draw.")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def strategies(n, device, seed) -> None:
+def strategies(n, device, profile, seed) -> None:
     """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs."""
     from fuzzaoti import coverage
     from fuzzaoti.strategies import programs
 
-    drawn = coverage.sample(programs(device=device), n, seed)
+    drawn = coverage.sample(programs(device=device, profile=profile), n, seed)
     click.echo(coverage.render(coverage.histograms(drawn), len(drawn)))
 
 

@@ -90,6 +90,8 @@ _SPECS = [
         {"mult": _nonneg, "offset": _nonneg},
     ),
     OpSpec("expand_batch", "glue", 2, "{a0}.expand({a1}.size(0), -1, -1)", {}),
+    # a stride-0 view whose leading dim takes the size of another tensor's first dim
+    OpSpec("expand_lead", "glue", 2, "{a0}.expand({a1}.size(0), *{a0}.shape[1:])", {}),
     OpSpec("cat", "glue", 2, "torch.cat([{a0}, {a1}], {dim})", {"dim": _nonneg}),
     # two pieces whatever the size: a split into size-many pieces would specialise the dim
     OpSpec("split", "glue", 1, "torch.split({a0}, [{size}, {a0}.size({dim}) - {size}], {dim})[0]",

@@ -3,6 +3,9 @@
 #   here:   bash scripts/gpu_check.sh prepare           wheels of fuzzaoti + sqlite-utils into .whl/
 #   there:  bash scripts/gpu_check.sh canary            canary campaign, replay with/without it, gpu tests
 #           bash scripts/gpu_check.sh campaign MINUTES  an unattended campaign of MINUTES minutes
+#           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (8 GiB budget)
+#           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
+#           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +62,13 @@ repros)
             | tee -a "$OUT/$(basename "$r" .py).log"
         grep -v "triton_bmm\|triton_mm\|FutureWarning\|cls.__new__" "$OUT/$(basename "$r" .py).log" | tail -30 | cut -c1-300
     done
+    ;;
+large)
+    # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements
+    MINUTES=${2:-5}
+    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large --max-bytes $((8 << 30)) \
+        --minutes "$MINUTES" --corpus "$DB" --seed 2
+    step fuzzaoti list --corpus "$DB"
     ;;
 campaign)
     MINUTES=${2:-5}

@@ -18,12 +18,14 @@ from fuzzaoti import compat, sizes
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.ops import index_prefix
 from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.strategies._large import LARGE_CORE
 from fuzzaoti.strategies._profiles import Profile, get_profile
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 INDEX_DTYPES = ("int64", "int32")
 CORE_OPS = ("bmm", "matmul", "baddbmm", "index_select", "gather", "index", "narrow", "take", "select",
             "scatter", "index_put", "arange_index")
+LARGE_OPS = tuple(LARGE_CORE)
 DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
 CONFIG_SETS: dict[str, tuple[dict[str, Any], ...]] = {
     "cpu": ({},),
@@ -73,6 +75,13 @@ class _Builder:
             root = self.draw(st.sampled_from(ranged))
             return self.draw(st.sampled_from((f"2*{root}", f"{root}+1")))
         return self.new_dim()
+
+    def max_numel(self, shape) -> int:
+        ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
+        numel = 1
+        for s in shape:
+            numel *= sizes.parse(s).bounds(ranges)[1]
+        return numel
 
     def min_of(self, size: sizes.Size) -> int:
         ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
@@ -248,6 +257,7 @@ _CORE = {
     "gather": _gather,
     "index": _index,
     "narrow": _narrow,
+    **LARGE_CORE,
 }
 
 
@@ -295,6 +305,8 @@ def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epi
         t = _CORE[draw(st.sampled_from(ops))](b)
         outputs = [t]
     for _ in range(draw(st.integers(0, max_epilogue))):
+        if profile.big_sizes and b.max_numel(b.shapes[t]) * 8 > profile.max_bytes // 4:
+            break  # an epilogue here could materialise a huge tensor: leave the big view alone
         t = _epilogue(b, t)
     if len(b.nodes) > 1 and draw(st.booleans()):
         outputs.append(b.nodes[0].name)
@@ -304,20 +316,26 @@ def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epi
     return b.program(tuple(dict.fromkeys(outputs)), configs)
 
 
-def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] = CORE_OPS,
-             max_epilogue: int = 3) -> st.SearchStrategy[Program]:
+def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] | None = None,
+             max_epilogue: int = 3, max_bytes: int | None = None) -> st.SearchStrategy[Program]:
     """Valid AOTI test programs: a bmm/matmul or int64-indexing core op, maybe a second one
     chained on its result, then up to ``max_epilogue`` fusable pointwise/cast/reduction ops.
 
     Dims are bounded, unbounded, ``Dim.AUTO`` or ``Dim.DYNAMIC``, shared across inputs or
     derived (``2*d``, ``d+1``); index tensors are int64 or int32 with values valid at every
     size in range. Shrinks towards one bounded dim, float32 ``bmm``, no epilogue, default configs.
+    ``profile="large"`` draws the large core ops (``strategies/_large.py``) within ``max_bytes``.
     """
     if device not in CONFIG_SETS:
         raise InvalidArgument(f"device={device!r} must be one of {sorted(CONFIG_SETS)}")
+    prof = get_profile(profile, max_bytes)
+    if ops is None:
+        ops = LARGE_OPS if prof.big_sizes else CORE_OPS
     unknown = set(ops) - set(_CORE)
     if not ops or unknown:
-        raise InvalidArgument(f"ops={ops!r} must be a non-empty subset of {CORE_OPS}")
+        raise InvalidArgument(f"ops={ops!r} must be a non-empty subset of {CORE_OPS + LARGE_OPS}")
+    if set(ops) & set(LARGE_OPS) and not prof.big_sizes:
+        raise InvalidArgument(f"ops {sorted(set(ops) & set(LARGE_OPS))} need profile='large', not {profile!r}")
     if max_epilogue < 0:
         raise InvalidArgument(f"Cannot have max_epilogue={max_epilogue} < 0")
-    return _programs(device, get_profile(profile), tuple(ops), max_epilogue)
+    return _programs(device, prof, tuple(ops), max_epilogue)

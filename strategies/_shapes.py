@@ -68,9 +68,11 @@ def _cases(draw, programs_strategy, runs: int, cap: int, max_bytes: int) -> Case
     return Case(program, tuple((tuple(sorted(e.items())), s) for e, s in zip(envs, seeds)))
 
 
-def cases(programs_strategy, runs: int = 4, profile: str = "small") -> st.SearchStrategy[Case]:
-    """A program from ``programs_strategy`` with 1 to ``runs`` runtime shapes and input seeds."""
+def cases(programs_strategy, runs: int = 4, profile: str = "small",
+          max_bytes: int | None = None) -> st.SearchStrategy[Case]:
+    """A program from ``programs_strategy`` with 1 to ``runs`` runtime shapes and input seeds;
+    each shape keeps the inputs within the profile's byte budget (or ``max_bytes``)."""
     if runs < 1:
         raise InvalidArgument(f"Cannot have runs={runs} < 1")
-    prof = get_profile(profile)
+    prof = get_profile(profile, max_bytes)
     return _cases(programs_strategy, runs, prof.cap, prof.max_bytes)

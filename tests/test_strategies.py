@@ -61,3 +61,34 @@ def test_each_core_op_can_be_requested_alone():
             assert program.nodes and any(n.op == op for n in program.nodes)
 
         check()
+
+
+@fast(200)
+@given(cases(programs(profile="large", max_bytes=64 << 20), profile="large", max_bytes=64 << 20))
+def test_large_profile_stays_inside_max_bytes(case):
+    from fuzzaoti.concrete import input_bytes
+
+    for env, _ in case.runs:
+        assert input_bytes(case.program, dict(env)) <= 64 << 20
+
+
+def test_large_profile_crosses_grid_and_32_bit_limits():
+    """Over 300 draws, some runs have a bmm batch past 65535 and some an index space past 2**31."""
+    import math
+
+    from fuzzaoti.coverage import sample
+
+    drawn = sample(cases(programs(profile="large"), profile="large"), 300)
+    batch = [c for c in drawn if {"bmm", "baddbmm"} & set(c.program.ops)
+             and any(max(dict(e).values()) > 65535 for e, _ in c.runs)]
+    space = [c for c in drawn if "expand_lead" in c.program.ops
+             and any(math.prod(dict(e).values()) >= 2**31 for e, _ in c.runs)]
+    assert batch and space
+
+
+@fast(100)
+@given(programs(profile="large"))
+def test_large_programs_run_in_eager_at_their_export_sizes(program):
+    job = {"backend": "eager", "device": "cpu",
+           "cases": [{"program": program.to_json(), "runs": [{"env": program.hint_env(), "seed": 0}]}]}
+    assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass"

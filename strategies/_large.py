@@ -1,0 +1,53 @@
+"""Core ops of the large profile: the seeds' bug classes at the sizes where they break.
+
+* ``big_bmm``: bmm/baddbmm whose dynamic batch crosses 65535/65536 (the CUDA grid's y/z
+  limit) with tiny matrices, so a case costs megabytes, not gigabytes;
+* ``expanded_sum``: a reduction over a stride-0 expanded int8/fp16 view whose index space
+  (batch × length) crosses 2**31 and 2**32 while its inputs stay a few hundred kilobytes:
+  exactly where 32-bit index arithmetic overflows.
+
+Both declare big dims with a *small* export-time example size, so the sizes AOTI compiles for
+are far from the sizes it runs at.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzzaoti.program import DimSpec
+
+
+def big_dim(b) -> str:
+    """A bounded dim whose max is one of the profile's big sizes and whose hint is small."""
+    high = b.draw(st.sampled_from(b.profile.big_sizes))
+    name = f"d{len(b.dims)}"
+    b.dims.append(DimSpec(name, 1, high, b.draw(st.integers(2, 64)), "range"))
+    return name
+
+
+def big_bmm(b) -> str:
+    batch = big_dim(b)
+    n, k, p = (b.draw(st.integers(1, b.profile.max_const)) for _ in range(3))
+    dtype = b.draw(st.sampled_from(("float16", "float32", "bfloat16")))
+    a = b.add_input(dtype, (batch, n, k))
+    mat2 = b.add_input(dtype, (batch, k, p))
+    if b.draw(st.booleans()):
+        bias = b.add_input(dtype, (batch, n, p))
+        return b.add_node("baddbmm", (bias, a, mat2), (batch, n, p), dtype)
+    return b.add_node("bmm", (a, mat2), (batch, n, p), dtype)
+
+
+def expanded_sum(b) -> str:
+    rows, length = big_dim(b), big_dim(b)
+    dtype = b.draw(st.sampled_from(("int8", "float16")))
+    row = b.add_input(dtype, (1, length))
+    sizer = b.add_input("int8", (rows,))  # only its size is used: the expanded view's row count
+    view = b.add_node("expand_lead", (row, sizer), (rows, length), dtype)
+    # summing the identical rows of an fp16 view multiplies a value by up to 2**18: inf in eager
+    dim = b.draw(st.integers(0, 1)) if dtype == "int8" else 1
+    out_dtype = "int64" if dtype == "int8" else dtype
+    kept = (length,) if dim == 0 else (rows,)
+    return b.add_node("sum", (view,), kept, out_dtype, dim=dim)
+
+
+LARGE_CORE = {"big_bmm": big_bmm, "expanded_sum": expanded_sum}
