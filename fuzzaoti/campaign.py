@@ -25,6 +25,7 @@ from fuzzaoti.pool import WorkerPool
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
 from fuzzaoti.strategies import Case, cases, programs
+from fuzzaoti.triage import triage_finding
 from fuzzaoti.worker import WorkerConfig
 
 
@@ -43,6 +44,7 @@ class CampaignSettings:
     max_bytes: int | None = None  # input bytes per runtime shape; None: the profile's budget
     max_batches: int | None = None
     shrink_minutes: float = 3.0
+    triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
 
@@ -188,6 +190,8 @@ class Campaign:
             self.echo(f"  NEW finding {fid}: {signature(outcome, case.program)}")
             if s.shrink_minutes > 0:
                 shrink_finding(self.corpus, fid, pool.check, s.shrink_minutes * 60, self.echo)
+            if s.triage and s.backend == "aoti":
+                triage_finding(self.corpus, fid, pool.check, self.echo)
 
     def _time_up(self) -> bool:
         s = self.settings

@@ -70,6 +70,8 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="'fake' is the fast test double (no compiles).")
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
+@click.option("--triage/--no-triage", default=True, show_default=True,
+              help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
 @click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True,
               help="Program sizes: 'large' crosses batch 65535 and 2**31-element index spaces (GPU nodes).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
@@ -77,7 +79,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, profile, max_bytes, resume_id) -> None:
+         shrink_minutes, triage, profile, max_bytes, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -90,7 +92,8 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             campaign = Campaign(corpus, CampaignSettings(
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-                shrink_minutes=shrink_minutes, profile=profile, max_bytes=max_bytes), echo=display)
+                shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes),
+                echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()
         campaign.progress_every = display.every
@@ -147,14 +150,22 @@ def stats(corpus_path) -> None:
 @main.command(name="list")
 @corpus_option
 @click.option("--status", type=click.Choice(["new", "known", "fixed"]), default=None, help="Only findings with this status.")
-def list_(corpus_path, status) -> None:
+@click.option("--families", "by_family", is_flag=True,
+              help="One line per family: findings that likely share a root cause (see 'fuzzaoti triage').")
+def list_(corpus_path, status, by_family) -> None:
     """List the findings in the corpus, one line each."""
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.families import families
 
     with Corpus.open(corpus_path) as corpus:
         rows = list(corpus.findings(status))
         if not rows:
             click.echo("no findings")
+        if by_family:
+            for key, members in families(rows).items():
+                ids = ",".join(str(f["id"]) for f in members)
+                click.echo(f"{len(members)} finding(s) [{ids}], {sum(f['hits'] for f in members)} hits: {key}")
+            return
         for f in rows:
             canary = f" canary={f['canary']}" if f["canary"] else ""
             click.echo(f"{f['id']:>4}  {f['status']:<5} {f['device']:<4} hits={f['hits']:<3} "
@@ -306,11 +317,14 @@ def triage(finding_id, corpus_path, inject) -> None:
 def report(finding_id, corpus_path, directory) -> None:
     """Write an upstream-ready Markdown bug report and its standalone repro script."""
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.families import family_key
     from fuzzaoti.report import write_report
 
     with Corpus.open(corpus_path) as corpus:
         finding = corpus.finding(finding_id)
-    report_path, repro_path = write_report(finding, directory)
+        key = family_key(finding)
+        relatives = [f["id"] for f in corpus.findings() if f["id"] != finding_id and family_key(f) == key]
+    report_path, repro_path = write_report(finding, directory, relatives)
     click.echo(f"wrote {report_path} and {repro_path}")
 
 

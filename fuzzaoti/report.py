@@ -28,7 +28,7 @@ def _table(title: str, data: str | None) -> list[str]:
     return [f"**{title}:**", "", "| | result |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows.items()] + [""]
 
 
-def render_report(finding: dict, repro_name: str, env_text: str) -> str:
+def render_report(finding: dict, repro_name: str, env_text: str, relatives: list[int] = ()) -> str:
     case = finding_case(finding)
     p = case.program
     ops = ", ".join(dict.fromkeys(n.op for n in p.nodes))
@@ -55,6 +55,9 @@ def render_report(finding: dict, repro_name: str, env_text: str) -> str:
               "```python", finding_repro(finding).rstrip(), "```", ""]
     if finding.get("shrink_note"):
         lines += [f"Shrunk by fuzzaoti: {finding['shrink_note']}.", ""]
+    if relatives:
+        lines += [f"Likely the same root cause as fuzzaoti findings {', '.join(map(str, relatives))} "
+                  "(same stage, symptom, core ops and remedies after shrinking).", ""]
     lines += ["### Expected and actual", "",
               "Expected: every output element equals eager (integers exactly; floats within 4x eager's own "
               "error against a float64 reference plus the dtype's rounding)."]
@@ -73,7 +76,7 @@ def render_report(finding: dict, repro_name: str, env_text: str) -> str:
     return "\n".join(lines)
 
 
-def write_report(finding: dict, directory: str) -> tuple[str, str]:
+def write_report(finding: dict, directory: str, relatives: list[int] = ()) -> tuple[str, str]:
     """Write ``finding-ID.md`` and ``repro-ID.py`` into ``directory``; return both paths."""
     os.makedirs(directory, exist_ok=True)
     repro_path = os.path.join(directory, f"repro-{finding['id']}.py")
@@ -81,5 +84,5 @@ def write_report(finding: dict, directory: str) -> tuple[str, str]:
     with open(repro_path, "w") as f:
         f.write(finding_repro(finding))
     with open(report_path, "w") as f:
-        f.write(render_report(finding, os.path.basename(repro_path), collect_env()))
+        f.write(render_report(finding, os.path.basename(repro_path), collect_env(), relatives))
     return report_path, repro_path

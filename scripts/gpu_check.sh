@@ -39,7 +39,8 @@ for r in sqlite3.connect(sys.argv[1]).execute('select ' + cols + ' from campaign
 }
 case "$MODE" in
 canary)
-    step timeout 240 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 16 --corpus "$DB"
+    step timeout 240 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 16 \
+        --shrink-minutes 0 --no-triage --corpus "$DB"
     step fuzzaoti list --corpus "$DB"
     FID=$(python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select id from findings where canary='bmm-batch-rotate' and symptom='mismatch' order by id limit 1\").fetchone(); print(r[0] if r else '')" "$DB")
     if [ -n "$FID" ]; then

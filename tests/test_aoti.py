@@ -41,7 +41,7 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
     db = str(tmp_path / "c.db")
     runner = CliRunner()
     result = runner.invoke(main, ["fuzz", "--inject", "bmm-batch-rotate", "--max-batches", "1",
-                                  "--batch-size", "8", "--shrink-minutes", "0", "--corpus", db],
+                                  "--batch-size", "8", "--shrink-minutes", "0", "--no-triage", "--corpus", db],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "NEW finding 1" in result.output
@@ -68,7 +68,7 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
 def test_cuda_canary_campaign(tmp_path):
     db = str(tmp_path / "c.db")
     result = CliRunner().invoke(main, ["fuzz", "--device", "cuda", "--inject", "index-shift", "--max-batches", "1",
-                                       "--batch-size", "8", "--corpus", db], catch_exceptions=False)
+                                       "--batch-size", "8", "--shrink-minutes", "0", "--no-triage", "--corpus", db], catch_exceptions=False)
     assert result.exit_code == 0 and "NEW finding" in result.output, result.output
 
 
@@ -103,3 +103,24 @@ def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
         pool.close()
     assert (outcome.stage, outcome.symptom) == ("run", "crash"), outcome.message
     assert "SIGSEGV" in outcome.message or "SIGBUS" in outcome.message
+
+
+def test_triage_ladder_places_a_canary_in_inductor_not_in_export(five_op_program):
+    from fuzzaoti.signature import signature
+    from fuzzaoti.strategies import Case
+    from fuzzaoti.triage import ladder, workarounds
+
+    case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
+    pool = WorkerPool(WorkerConfig(backend="aoti", canary="bmm-batch-rotate"))
+    try:
+        (outcome,) = pool.check([case])
+        target = signature(outcome, case.program)
+        rungs = ladder(case, target, pool.check)
+        remedies = workarounds(case, target, pool.check)
+    finally:
+        pool.close()
+    # the canary patches an Inductor lowering: eager and aot_eager are clean, Inductor and AOTI are not
+    assert rungs == {"eager": "passes", "aot_eager": "passes",
+                     "inductor": "FAILS (same bug)", "aoti": "FAILS (same bug)"}
+    assert set(remedies) == {"bounded Dim max", "int64 indices", "static shapes"}
+    assert remedies["bounded Dim max"] == "FAILS (same bug)"

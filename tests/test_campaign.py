@@ -105,3 +105,4 @@ def test_two_campaigns_hitting_the_same_bug_leave_one_finding_with_two_hits(tmp_
         findings = list(corpus.findings())
         assert len(corpus.campaigns()) == 2
     assert [f["hits"] for f in findings] == [2]
+
