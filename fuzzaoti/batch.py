@@ -75,10 +75,3 @@ def split(items: Sequence, programs: Sequence[Program], per_program) -> list[lis
 
 def split_outputs(outputs: Sequence, programs: Sequence[Program]) -> list[list]:
     return split(outputs, programs, lambda p: len(p.outputs))
-
-
-def merged_env(envs: Sequence[dict[str, int]]) -> dict[str, int]:
-    """The runtime assignment of a merged program from each member's own assignment."""
-    if len(envs) == 1:
-        return dict(envs[0])
-    return {prefix(k) + name: v for k, env in enumerate(envs) for name, v in env.items()}

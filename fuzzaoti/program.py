@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from fuzzaoti import sizes
 from fuzzaoti.errors import InvalidProgram
@@ -266,11 +266,3 @@ def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     if not isinstance(mapping, Mapping):
         raise InvalidProgram(f"expected a JSON object, got {mapping!r}")
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in mapping.items()))
-
-
-def free_names(programs: Iterable[Program]) -> set[str]:
-    """Every name used by any of the programs (for namespacing merges)."""
-    out: set[str] = set()
-    for p in programs:
-        out |= {d.name for d in p.dims} | {i.name for i in p.inputs} | {n.name for n in p.nodes}
-    return out

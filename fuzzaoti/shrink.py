@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Sequence
 
 from fuzzaoti import sizes
 from fuzzaoti.outcome import Outcome
-from fuzzaoti.program import FLOAT_DTYPES, DimSpec, InputSpec, Node, Program
+from fuzzaoti.program import FLOAT_DTYPES, DimSpec, Node, Program
 from fuzzaoti.signature import same_bug, signature
 from fuzzaoti.strategies import Case
 
