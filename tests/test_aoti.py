@@ -68,25 +68,34 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
 def test_cuda_canary_campaign(tmp_path):
     db = str(tmp_path / "c.db")
     result = CliRunner().invoke(main, ["fuzz", "--device", "cuda", "--inject", "index-shift", "--max-batches", "1",
-                                       "--batch-size", "8", "--shrink-minutes", "0", "--no-triage", "--corpus", db], catch_exceptions=False)
+                                       "--batch-size", "8", "--shrink-minutes", "0", "--no-triage", "--corpus", db],
+                                catch_exceptions=False)
     assert result.exit_code == 0 and "NEW finding" in result.output, result.output
 
 
-def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(five_op_program):
-    """Issue acceptance: a canary failure in a 5-op program shrinks to <= 2 ops, same signature."""
-    from fuzzaoti.shrink import shrink
-    from fuzzaoti.signature import same_bug, signature
+@pytest.fixture
+def rotated_five_op_case(five_op_program):
+    """The five-op program failing under the bmm-batch-rotate canary: (case, pool, target signature)."""
+    from fuzzaoti.signature import signature
     from fuzzaoti.strategies import Case
 
     case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
     pool = WorkerPool(WorkerConfig(backend="aoti", canary="bmm-batch-rotate"))
     try:
         (outcome,) = pool.check([case])
-        target = signature(outcome, case.program)
         assert outcome.symptom == "mismatch", outcome.message
-        result = shrink(case, target, pool.check, budget_s=600)
+        yield case, pool, signature(outcome, case.program)
     finally:
         pool.close()
+
+
+def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(rotated_five_op_case):
+    """Issue acceptance: a canary failure in a 5-op program shrinks to <= 2 ops, same signature."""
+    from fuzzaoti.shrink import shrink
+    from fuzzaoti.signature import same_bug, signature
+
+    case, pool, target = rotated_five_op_case
+    result = shrink(case, target, pool.check, budget_s=600)
     assert len(result.case.program.nodes) <= 2
     assert same_bug(signature(result.outcome, result.case.program), target)
 
@@ -105,20 +114,12 @@ def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
     assert "SIGSEGV" in outcome.message or "SIGBUS" in outcome.message
 
 
-def test_triage_ladder_places_a_canary_in_inductor_not_in_export(five_op_program):
-    from fuzzaoti.signature import signature
-    from fuzzaoti.strategies import Case
+def test_triage_ladder_places_a_canary_in_inductor_not_in_export(rotated_five_op_case):
     from fuzzaoti.triage import ladder, workarounds
 
-    case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
-    pool = WorkerPool(WorkerConfig(backend="aoti", canary="bmm-batch-rotate"))
-    try:
-        (outcome,) = pool.check([case])
-        target = signature(outcome, case.program)
-        rungs = ladder(case, target, pool.check)
-        remedies = workarounds(case, target, pool.check)
-    finally:
-        pool.close()
+    case, pool, target = rotated_five_op_case
+    rungs = ladder(case, target, pool.check)
+    remedies = workarounds(case, target, pool.check)
     # the canary patches an Inductor lowering: eager and aot_eager are clean, Inductor and AOTI are not
     assert rungs == {"eager": "passes", "aot_eager": "passes",
                      "inductor": "FAILS (same bug)", "aoti": "FAILS (same bug)"}
