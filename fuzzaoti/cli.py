@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from fuzzaoti.backends import DEVICES
 from fuzzaoti.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
 
@@ -52,7 +53,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 
 
 @main.command()
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="Where programs are compiled and run.")
 @click.option("--minutes", type=click.FloatRange(min=0), default=None,
               help="How long to fuzz.  [default: 5, or the resumed campaign's own]")
@@ -207,14 +208,13 @@ def show(finding_id, corpus_path, as_json) -> None:
 @corpus_option
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
               help="Replay with this canary installed (to re-check a canary finding).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None, help="Replay on another device.")
+@click.option("--device", type=click.Choice(DEVICES), default=None, help="Replay on another device.")
 def replay(finding_id, corpus_path, inject, device) -> None:
     """Re-run a finding on the installed torch: exit 1 while it fails, 0 once it passes."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.replay import replay as do_replay
 
     with Corpus.open(corpus_path) as corpus:
-        corpus.finding(finding_id)
         if (device or corpus.finding(finding_id)["device"]) == "cuda":
             _require_cuda()
         result = do_replay(corpus, finding_id, canary=inject, device=device)
@@ -267,7 +267,7 @@ def repro(finding_id, corpus_path, output) -> None:
 @main.command()
 @click.option("--sample", "n", type=click.IntRange(min=1), default=1000, show_default=True,
               help="How many programs to draw.")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
 @click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def strategies(n, device, profile, seed) -> None:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fuzzaoti.errors import InvalidProgram
-
-DTYPE_NAMES = {"float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool"}
+from fuzzaoti.program import DTYPES
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def _number(v: object) -> bool:
 
 
 def _dtype(v: object) -> bool:
-    return v in DTYPE_NAMES
+    return v in DTYPES
 
 
 def _index_prefix(dim: int) -> str:

@@ -9,7 +9,7 @@ case has shown it on its own.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from fuzzaoti.outcome import Outcome
@@ -27,10 +27,9 @@ class PoolStats:
 class WorkerPool:
     def __init__(self, config: WorkerConfig, workers: int = 1,
                  worker_env: Callable[[int], dict[str, str]] | None = None):
-        self.workers = [
-            Worker(WorkerConfig(**{**config.__dict__, "env": config.env + tuple((worker_env or (lambda k: {}))(k).items())}))
-            for k in range(max(1, workers))
-        ]
+        extra_env = worker_env or (lambda k: {})
+        self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())))
+                        for k in range(max(1, workers))]
         self.stats = PoolStats()
 
     @property
@@ -52,28 +51,20 @@ class WorkerPool:
         self.stats.batches += 1
         n = len(self.workers)
         chunks = [list(range(k, len(cases), n)) for k in range(n)]
-        results: list[Outcome | None] = [None] * len(cases)
-
-        def work(k: int) -> None:
-            if chunks[k]:
-                chunk = [cases[i] for i in chunks[k]]
-                for index, outcome in zip(chunks[k], self._resolve(self.workers[k], chunk, backend)):
-                    results[index] = outcome
-
         with ThreadPoolExecutor(max_workers=n) as executor:
-            list(executor.map(work, range(n)))
-        return results  # type: ignore[return-value]
+            parts = list(executor.map(
+                lambda k: self._resolve(self.workers[k], [cases[i] for i in chunks[k]], backend) if chunks[k] else [],
+                range(n)))
+        return _in_order(len(cases), chunks, parts)
 
     def _resolve(self, worker: Worker, cases: list[Case], backend: str | None = None) -> list[Outcome]:
         groups: dict[tuple, list[int]] = {}
         for index, case in enumerate(cases):
             groups.setdefault(case.program.configs, []).append(index)
         if len(groups) > 1:  # only programs compiled with the same inductor configs can share a module
-            results: list[Outcome | None] = [None] * len(cases)
-            for indices in groups.values():
-                for index, outcome in zip(indices, self._resolve(worker, [cases[i] for i in indices], backend)):
-                    results[index] = outcome
-            return results  # type: ignore[return-value]
+            indices = list(groups.values())
+            return _in_order(len(cases), indices,
+                             [self._resolve(worker, [cases[i] for i in group], backend) for group in indices])
         self.stats.compiles += 1
         job = {
             "backend": backend or worker.config.backend,
@@ -87,8 +78,17 @@ class WorkerPool:
             outcome = Outcome.from_dict(result["batch"])
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
                 env, seed = cases[0].runs[0]
-                outcome = Outcome(**{**outcome.__dict__, "env": dict(env), "seed": seed})
+                outcome = replace(outcome, env=dict(env), seed=seed)
             return [outcome]
         self.stats.bisections += 1
         half = len(cases) // 2
         return self._resolve(worker, cases[:half], backend) + self._resolve(worker, cases[half:], backend)
+
+
+def _in_order(count: int, groups: list[list[int]], outcomes: list[list[Outcome]]) -> list[Outcome]:
+    """Put each group's outcomes back at its cases' original positions."""
+    results: list[Outcome | None] = [None] * count
+    for indices, group_outcomes in zip(groups, outcomes):
+        for index, outcome in zip(indices, group_outcomes):
+            results[index] = outcome
+    return results  # type: ignore[return-value]

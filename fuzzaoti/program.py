@@ -103,9 +103,6 @@ class Program:
     def with_(self, **changes: Any) -> Program:
         return replace(self, **changes)
 
-    def input_shape(self, spec: InputSpec, env: Mapping[str, int]) -> tuple[int, ...]:
-        return tuple(sizes.evaluate(s, env) for s in spec.shape)
-
     def float_dtypes(self) -> set[str]:
         """Float dtypes the program computes in: those of its float inputs and cast targets."""
         names = {i.dtype for i in self.inputs if i.dtype in FLOAT_DTYPES}
