@@ -97,3 +97,11 @@ def _m003_triage(db: sqlite_utils.Database) -> None:
 
 
 MIGRATIONS.append(("003_triage", _m003_triage))
+
+
+def _m004_known(db: sqlite_utils.Database) -> None:
+    """Why a finding is ``known``: the upstream reference of the known-bug entry it matched."""
+    db["findings"].add_column("known_note", str)
+
+
+MIGRATIONS.append(("004_known", _m004_known))

@@ -111,8 +111,12 @@ class Corpus:
     # ---- findings --------------------------------------------------------------------------
     def record_failure(self, campaign_id: int | None, device: str, canary: str | None,
                        signature: str, outcome: dict[str, Any], program_json: str,
-                       runs: list[dict[str, Any]], versions: dict[str, Any]) -> tuple[int, bool]:
+                       runs: list[dict[str, Any]], versions: dict[str, Any],
+                       known_note: str | None = None) -> tuple[int, bool]:
         """Store a failure: a new finding, or one more hit of the finding with its signature.
+
+        A failure whose signature is on the known-bug list (``known_note`` says where it is
+        reported) is stored with status ``known``.
 
         Returns ``(finding id, is_new)``. The lookup and the write are one transaction, so two
         campaigns hitting the same new bug at once still leave one finding with two hits.
@@ -128,7 +132,8 @@ class Corpus:
                 return fid, False
             program = json.loads(program_json)
             row = {
-                "signature": signature, "device": device, "canary": canary or "", "status": "new",
+                "signature": signature, "device": device, "canary": canary or "",
+                "status": "known" if known_note else "new", "known_note": known_note,
                 "stage": outcome["stage"], "symptom": outcome["symptom"],
                 "message": outcome.get("message", ""), "stderr": outcome.get("stderr", ""),
                 "program": program_json, "runs": json.dumps(runs),
@@ -162,12 +167,15 @@ class Corpus:
         with self.db.atomic():
             self.db["findings"].update(finding_id, {"triage": json.dumps(ladder), "workarounds": json.dumps(workarounds)})
 
-    def set_status(self, finding_id: int, status: str) -> None:
+    def set_status(self, finding_id: int, status: str, known_note: str | None = None) -> None:
         if status not in FINDING_STATUSES:
             raise CorpusError(f"unknown finding status {status!r}; use one of {FINDING_STATUSES}")
         self.finding(finding_id)
+        changes = {"status": status, "last_seen": now()}
+        if known_note is not None:
+            changes["known_note"] = known_note
         with self.db.atomic():
-            self.db["findings"].update(finding_id, {"status": status, "last_seen": now()})
+            self.db["findings"].update(finding_id, changes)
 
 
 def _check_is_corpus(path: str) -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
+from fuzzaoti.known import KnownList
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
 from fuzzaoti.shrink import shrink_finding
@@ -45,6 +46,7 @@ class CampaignSettings:
     max_batches: int | None = None
     shrink_minutes: float = 3.0
     triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
+    known_file: str | None = None  # the user's known-bug list; None: fuzzaoti-known.txt beside the corpus
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
 
@@ -85,6 +87,7 @@ class Campaign:
         self.progress_every = PROGRESS_EVERY_S
         self.programs_before = 0
         self.versions: dict = {}
+        self.known = KnownList.load(corpus.path, settings_.known_file)
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -181,13 +184,17 @@ class Campaign:
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
         runs = ([{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts())
+        sig = signature(outcome, case.program)
+        known = None if s.canary else self.known.match(sig)
         fid, new = self.corpus.record_failure(
-            self.campaign_id, s.device, s.canary, signature(outcome, case.program), outcome.to_dict(),
-            case.program.to_json(), runs, self.versions)
-        if new:
+            self.campaign_id, s.device, s.canary, sig, outcome.to_dict(),
+            case.program.to_json(), runs, self.versions, known_note=known.note if known else None)
+        if new and known:
+            self.echo(f"  known finding {fid} ({known.note}): {sig}")
+        elif new:
             self.counts.new_findings += 1
             self.counts.finding_ids.append(fid)
-            self.echo(f"  NEW finding {fid}: {signature(outcome, case.program)}")
+            self.echo(f"  NEW finding {fid}: {sig}")
             if s.shrink_minutes > 0:
                 shrink_finding(self.corpus, fid, pool.check, s.shrink_minutes * 60, self.echo)
             if s.triage and s.backend == "aoti":

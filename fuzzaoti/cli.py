@@ -22,6 +22,12 @@ corpus_option = click.option("--corpus", "corpus_path", default=DEFAULT_CORPUS, 
                              type=click.Path(dir_okay=False), help="The SQLite corpus file.")
 
 
+known_option = click.option(
+    "--known", "known_file", default=None, type=click.Path(exists=True, dir_okay=False),
+    help="Known-bug list: signature globs already reported upstream (matching findings become "
+         "'known', not 'new').  [default: fuzzaoti-known.txt beside the corpus, if any]")
+
+
 class OneLineErrors(click.Group):
     """Print usage and input errors as one ``error: ...`` line and exit 2, never a traceback."""
 
@@ -77,10 +83,11 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Program sizes: 'large' crosses batch 65535 and 2**31-element index spaces (GPU nodes).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Input bytes per runtime shape.  [default: 8 MiB small, 4 GiB large]")
+@known_option
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, triage, profile, max_bytes, resume_id) -> None:
+         shrink_minutes, triage, profile, max_bytes, known_file, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -93,7 +100,8 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             campaign = Campaign(corpus, CampaignSettings(
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-                shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes),
+                shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
+                known_file=known_file),
                 echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()
@@ -190,6 +198,8 @@ def show(finding_id, corpus_path, as_json) -> None:
         return
     program = Program.from_json(f["program"])
     click.echo(f"finding {f['id']} [{f['status']}] hits={f['hits']} first {f['first_seen']} last {f['last_seen']}")
+    if f.get("known_note"):
+        click.echo(f"known upstream: {f['known_note']}")
     click.echo(f"signature: {f['signature']}")
     click.echo(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
                + (f" canary {f['canary']}" if f["canary"] else ""))
@@ -348,6 +358,65 @@ def recheck(corpus_path, backend) -> None:
                 corpus.set_status(fid, "fixed")
                 fixed += 1
     click.echo(f"rechecked {len(open_ids)} open findings: {fixed} now pass and are marked fixed")
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
+@click.option("--backend", type=click.Choice(["aoti", "eager", "aot_eager", "inductor", "fake"]), default="aoti",
+              show_default=True)
+def check(files, device, inject, backend) -> None:
+    """Check hand-written program files (JSON: a program, or {"program", "runs"} as in
+    corpus/known/) against eager, all compiled as one batch. Exits 1 if any fails."""
+    from fuzzaoti.errors import InvalidProgram
+    from fuzzaoti.pool import WorkerPool
+    from fuzzaoti.repro import file_case
+    from fuzzaoti.signature import signature
+    from fuzzaoti.worker import WorkerConfig
+
+    cases = []
+    for path in files:
+        try:
+            with open(path) as f:
+                cases.append(file_case(json.load(f)))
+        except (ValueError, KeyError, TypeError, InvalidProgram) as exc:
+            raise click.UsageError(f"{path} is not a fuzzaoti program file: {exc}") from None
+    if device == "cuda":
+        _require_cuda()
+    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
+    try:
+        outcomes = pool.check(cases)
+    finally:
+        pool.close()
+    for path, case, outcome in zip(files, cases, outcomes):
+        if outcome.is_finding:
+            verdict = f"FAILS {signature(outcome, case.program)}"
+        else:
+            verdict = "passes" if outcome.passed else f"invalid: {outcome.message.strip()[:200]}"
+        click.echo(f"{path}: {verdict}")
+    if any(o.is_finding for o in outcomes):
+        sys.exit(1)
+
+
+@main.command()
+@corpus_option
+@known_option
+def known(corpus_path, known_file) -> None:
+    """Mark stored 'new' findings that match the known-bug list as 'known', naming the entry."""
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.known import KnownList
+
+    bugs = KnownList.load(corpus_path, known_file)
+    with Corpus.open(corpus_path) as corpus:
+        marked = 0
+        for f in list(corpus.findings("new")):
+            bug = None if f["canary"] else bugs.match(f["signature"])
+            if bug is not None:
+                corpus.set_status(f["id"], "known", known_note=bug.note)
+                click.echo(f"finding {f['id']} is known: {bug.note}")
+                marked += 1
+    click.echo(f"{len(bugs.bugs)} known bugs; {marked} findings newly marked known")
 
 
 def _require_cuda() -> None:

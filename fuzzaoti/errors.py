@@ -8,6 +8,7 @@ Library code raises these; only the CLI turns them into a one-line message and e
     ├── CorpusError         a corpus file is missing, is not a corpus, or is from a newer schema
     │   └── UnknownFinding  no finding with that id
     ├── UnknownName         an unknown backend, device or canary name
+    ├── KnownListError      a user's known-bug list cannot be read or parsed
     └── Unsupported         the installed torch cannot do what was asked (a canary, a config)
 """
 
@@ -34,6 +35,10 @@ class UnknownFinding(CorpusError):
 
 class UnknownName(FuzzaotiError):
     """A name (backend, device, canary) is not in its registry."""
+
+
+class KnownListError(FuzzaotiError):
+    """A known-bug list file is missing or has a line that is not a signature pattern."""
 
 
 class Unsupported(FuzzaotiError):

@@ -16,6 +16,17 @@ def finding_case(finding: dict) -> Case:
     return Case(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
 
 
+def file_case(data: dict) -> Case:
+    """A case from a hand-written JSON file: ``{"program": {...}, "runs": [...]}`` (the form of
+    ``corpus/known/*.json``), or a bare program checked at its export-time sizes."""
+    if "program" not in data:
+        program = Program.from_dict(data)
+        return Case(program, ((tuple(sorted((d.name, d.hint) for d in program.dims)), 0),))
+    program = Program.from_dict(data["program"])
+    runs = data.get("runs") or [{"env": {d.name: d.hint for d in program.dims}, "seed": 0}]
+    return Case(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
+
+
 def finding_repro(finding: dict) -> str:
     case = finding_case(finding)
     header = (f"fuzzaoti finding {finding['id']}: {finding['signature']}\n"

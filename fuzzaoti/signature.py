@@ -71,5 +71,13 @@ def signature(outcome: Outcome, program: Program | None = None) -> str:
 
 
 def same_bug(sig: str, target: str) -> bool:
-    """The shrinker's test: a wrong result may lose core ops while shrinking and stay the same bug."""
-    return sig.split(" via ")[0] == target.split(" via ")[0]
+    """The shrinker's test: is ``sig`` the bug ``target`` names?
+
+    A wrong result may lose core ops while shrinking and stay the same bug. A target without a
+    ``@ frame`` (stored before frames were captured, or whose run had no traceback) matches any
+    frame; two frames must agree.
+    """
+    sig, target = sig.split(" via ")[0], target.split(" via ")[0]
+    if " @ " in sig and " @ " not in target:
+        sig = sig.split(" @ ")[0]
+    return sig == target

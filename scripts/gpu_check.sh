@@ -6,6 +6,7 @@
 #           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (8 GiB budget)
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
+#           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,16 @@ repros)
             | tee -a "$OUT/$(basename "$r" .py).log"
         grep -v "triton_bmm\|triton_mm\|FutureWarning\|cls.__new__" "$OUT/$(basename "$r" .py).log" | tail -30 | cut -c1-300
     done
+    ;;
+finding)
+    # a finding found on an earlier run (its corpus carried as .whl/finding.db): shrink, triage, repro
+    FID=${2:?finding id}
+    cp "$REPO/.whl/finding.db" "$DB"
+    step timeout 270 fuzzaoti shrink "$FID" --minutes 3 --corpus "$DB"
+    step timeout 150 fuzzaoti triage "$FID" --corpus "$DB"
+    step fuzzaoti show "$FID" --corpus "$DB"
+    step fuzzaoti repro "$FID" --corpus "$DB" -o "$OUT/repro-min.py"
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 120 python3 "$OUT/repro-min.py" 2>&1 | grep -v "FutureWarning\|cls.__new__" | tail -40
     ;;
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements

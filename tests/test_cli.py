@@ -63,3 +63,18 @@ def test_fake_loop_finds_stores_and_lists(tmp_path, fake_fault):
     assert "compare/mismatch" in listing
     shown = run("show", "1", "--corpus", db).output
     assert "torch.bmm" in shown and "signature: compare/mismatch" in shown
+
+
+def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault):
+    import glob
+    import os
+
+    known = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "corpus", "known", "*.json")))[0]
+    ok = run("check", "--backend", "eager", known)
+    assert ok.exit_code == 0 and ok.output.strip().endswith(": passes"), ok.output
+    fake_fault("mul:wrong")
+    bad = run("check", "--backend", "fake", known)
+    assert bad.exit_code == 1 and "FAILS compare/mismatch/" in bad.output
+    garbage = tmp_path / "p.json"
+    garbage.write_text('{"program": {"version": 1}}')
+    assert run_exit("check", str(garbage)) == 2

@@ -48,3 +48,20 @@ def test_shape_dtype_and_count():
     assert compare_outputs([torch.zeros(4)], [x], [x])["reason"] == "shape"
     assert compare_outputs([torch.zeros(3, dtype=torch.float64)], [x], [x])["reason"] == "dtype"
     assert compare_outputs([x, x], [x], [x])["reason"] == "count"
+
+
+def test_error_carried_through_a_reduction_into_sin_is_not_reported():
+    # sin(sum(x)): the sum's float32 rounding (scale |x| * sqrt(n) * eps) passes through sin,
+    # whose output is small; a kernel that sums in another order must not count as wrong.
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4096, 50, generator=g) * 3
+    reference = torch.sin(x.double().sum(1))
+    eager = torch.sin(x.sum(1))
+    running = torch.zeros(4096)
+    for j in reversed(range(50)):  # float32 running sum, the other way round
+        running = running + x[:, j]
+    other_order = torch.sin(running)
+    assert compare_outputs([other_order], [eager], [reference]) is None
+    wrong = other_order.clone()
+    wrong[7] = eager[8]
+    assert compare_outputs([wrong], [eager], [reference])["wrong"] == 1

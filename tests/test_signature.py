@@ -29,3 +29,12 @@ def test_crash_uses_the_telling_stderr_line():
     o = Outcome("run", "crash", "worker died with signal SIGSEGV",
                 stderr="loading...\nSegmentation fault (core dumped) at 0x7f00\n")
     assert signature(o) == "run/crash/Segmentation fault (core dumped) at ADDR"
+
+
+def test_a_frame_refines_a_target_stored_without_one():
+    bare = "compile/exception/InductorError: AssertionError:"
+    framed = bare + " @ tiling_utils.py:get_pw_red_splits"
+    assert same_bug(framed, bare)
+    assert same_bug(framed, framed)
+    assert not same_bug(bare + " @ scheduler.py:fuse", framed)
+    assert not same_bug("compile/exception/InductorError: KeyError:", bare)

@@ -1,0 +1,75 @@
+"""The known-bug list: matching findings are 'known', not 'new', and cost no shrink or triage."""
+
+import pytest
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.errors import KnownListError
+from fuzzaoti.known import KnownList, builtin_bugs, read_user_file
+
+
+def _fuzz(db, *extra):
+    args = ["fuzz", "--backend", "fake", "--max-batches", "3", "--batch-size", "8", "--shrink-minutes", "0",
+            "--corpus", db, *extra]
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def test_user_file_globs_and_notes(tmp_path):
+    path = tmp_path / "known.txt"
+    path.write_text("# a comment\n\ncompare/mismatch/values via *gather*  # pytorch#1 (fixed in 2.99)\n"
+                    "compile/exception/KeyError: 'max'\n")
+    bugs = read_user_file(str(path))
+    assert [b.note for b in bugs] == ["pytorch#1 (fixed in 2.99)", "known.txt:4"]
+    listed = KnownList(bugs)
+    assert listed.match("compare/mismatch/values via bmm+gather").note.startswith("pytorch#1")
+    assert listed.match("compare/mismatch/values via bmm") is None
+
+
+def test_a_line_that_is_no_signature_pattern_is_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "known.txt"
+    path.write_text("compare/mismatch/values\njust words\n")
+    with pytest.raises(KnownListError, match=r"known.txt:2"):
+        read_user_file(str(path))
+
+
+def test_the_bugs_fuzzaoti_found_are_built_in():
+    assert any("_process_derived_dim_roots" in b.pattern for b in builtin_bugs())
+
+
+def test_a_campaign_stores_matching_failures_as_known(tmp_path, fake_fault):
+    fake_fault("gather:wrong")
+    db = str(tmp_path / "c.db")
+    (tmp_path / "fuzzaoti-known.txt").write_text("compare/*via*gather*  # upstream#42\n")  # found beside the corpus
+    result = _fuzz(db)
+    assert result.exit_code == 0, result.output
+    assert "known finding" in result.output and "NEW finding" not in result.output
+    with Corpus.open(db) as corpus:
+        findings = list(corpus.findings())
+        (campaign,) = corpus.campaigns()
+    assert findings and all(f["status"] == "known" and f["known_note"] == "upstream#42" for f in findings)
+    assert campaign["new_findings"] == 0
+
+
+def test_known_command_marks_stored_findings(tmp_path, fake_fault):
+    fake_fault("gather:wrong")
+    db = str(tmp_path / "c.db")
+    assert _fuzz(db).exit_code == 0
+    with Corpus.open(db) as corpus:
+        assert {f["status"] for f in corpus.findings()} == {"new"}
+    listed = tmp_path / "mine.txt"
+    listed.write_text("compare/mismatch/values via *  # upstream#7\n")
+    result = CliRunner().invoke(main, ["known", "--corpus", db, "--known", str(listed)], catch_exceptions=False)
+    assert "newly marked known" in result.output
+    with Corpus.open(db) as corpus:
+        assert {f["status"] for f in corpus.findings()} == {"known"}
+    shown = CliRunner().invoke(main, ["show", "1", "--corpus", db], catch_exceptions=False).output
+    assert "known upstream: upstream#7" in shown
+
+
+def test_a_missing_known_file_is_a_usage_error(tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main.main(["fuzz", "--backend", "fake", "--corpus", str(tmp_path / "c.db"), "--known",
+                   str(tmp_path / "nope.txt")], prog_name="fuzzaoti")
+    assert exc.value.code == 2
+    assert not (tmp_path / "c.db").exists()
