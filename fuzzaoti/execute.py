@@ -54,8 +54,13 @@ def _rejected_members(outcome: Outcome, count: int) -> set[int]:
 
 
 def _rejected_spec(stage: str, error: BaseException) -> bool:
-    """torch.export refusing the declared dynamic shapes: the program's spec is wrong, not torch."""
-    return stage == "export" and type(error).__name__ == "UserError" and "Constraints violated" in str(error)
+    """torch.export refusing the program as written, not torch failing: the declared dynamic
+    shapes are wrong (``Constraints violated``), or a size read from data needs more
+    ``torch._check`` hints than the program gives (a data-dependent guard: the user's job)."""
+    if stage != "export":
+        return False
+    name = type(error).__name__
+    return (name == "UserError" and "Constraints violated" in str(error)) or name == "GuardOnDataDependentSymNode"
 
 
 class _Member:

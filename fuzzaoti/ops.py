@@ -14,6 +14,20 @@ from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.program import DTYPES
 
 
+# Helpers some op templates call; fuzzaoti.render puts the source of those a program uses
+# above its module (so repros and the worker run the same code).
+HELPERS = {
+    "_item_in": (
+        "def _item_in(t, lo, hi):\n"
+        "    \"\"\"A size read from data: t.item(), with the bounds torch.export needs to use it.\"\"\"\n"
+        "    v = t.item()\n"
+        "    torch._check(v >= lo)\n"
+        "    torch._check(v <= hi)\n"
+        "    return v\n"
+    ),
+}
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """``template`` is formatted with the args as ``a0, a1, ...`` and the attrs by name."""
@@ -54,6 +68,19 @@ def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e6
 
 
+def _ints(v: object) -> bool:
+    return isinstance(v, (list, tuple)) and 0 < len(v) <= 8 and all(map(_int, v))
+
+
+def _permutation(v: object) -> bool:
+    return _ints(v) and sorted(v) == list(range(len(v)))
+
+
+def _new_sizes(v: object) -> bool:
+    """Sizes for a reshape of some axes: positive ints and exactly one -1 (the dynamic rest)."""
+    return _ints(v) and list(v).count(-1) == 1 and all(x > 0 or x == -1 for x in v)
+
+
 def _dtype(v: object) -> bool:
     return v in DTYPES
 
@@ -77,6 +104,13 @@ _SPECS = [
         {"dim": _nonneg, "start": _nonneg, "trim": _nonneg},
     ),
     OpSpec("take", "indexing", 2, "torch.take({a0}, {a1})", {}),
+    # sizes from data: a1 is an int64 scalar read with .item() and bounded by torch._check
+    # (_item_in, emitted by fuzzaoti.render), so export sees an unbacked symbol (u0) with a range
+    OpSpec("narrow_item", "indexing", 2,
+           "{a0}.narrow({dim}, _item_in({a1}, 0, {a0}.size({dim}) - {length}), {length})",
+           {"dim": _nonneg, "length": lambda v: _int(v) and v >= 1}),
+    OpSpec("narrow_to_item", "indexing", 2, "{a0}.narrow({dim}, 0, _item_in({a1}, 1, {a0}.size({dim})))",
+           {"dim": _nonneg}),
     OpSpec("select", "indexing", 1, "{a0}.select({dim}, {index})", {"dim": _nonneg, "index": _int}),
     OpSpec("scatter", "indexing", 3, "torch.scatter({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
     OpSpec("index_put", "indexing", 3, "torch.index_put({a0}, ({a1},), {a2})", {}),
@@ -96,6 +130,19 @@ _SPECS = [
     OpSpec("split", "glue", 1, "torch.split({a0}, [{size}, {a0}.size({dim}) - {size}], {dim})[0]",
            {"size": _nonneg, "dim": _nonneg}),
     OpSpec("transpose", "glue", 1, "{a0}.transpose({d0}, {d1})", {"d0": _nonneg, "d1": _nonneg}),
+    OpSpec("permute", "glue", 1, "{a0}.permute({dims})", {"dims": _permutation}),
+    OpSpec("unsqueeze", "glue", 1, "{a0}.unsqueeze({dim})", {"dim": _nonneg}),
+    OpSpec("flatten", "glue", 1, "{a0}.flatten({start}, {end})", {"start": _nonneg, "end": _nonneg}),
+    # axes start..end-1 become ``new`` (one -1): a reshape that moves elements across a dynamic
+    # axis makes Inductor index with FloorDiv/ModularIndexing over symbolic sizes
+    OpSpec("reshape", "glue", 1, "{a0}.reshape(*{a0}.shape[:{start}], *{new}, *{a0}.shape[{end}:])",
+           {"start": _nonneg, "end": _nonneg, "new": _new_sizes}),
+    OpSpec("view", "glue", 1, "{a0}.contiguous().view(*{a0}.shape[:{start}], *{new}, *{a0}.shape[{end}:])",
+           {"start": _nonneg, "end": _nonneg, "new": _new_sizes}),
+    # undo a flatten(0, 1) of ``a1``: the merged batch splits back into a1's two leading sizes
+    OpSpec("unflatten_as", "glue", 2, "{a0}.unflatten(0, {a1}.shape[:2])", {}),
+    OpSpec("chunk", "glue", 1, "torch.chunk({a0}, {chunks}, {dim})[{index}]",
+           {"chunks": lambda v: _int(v) and 2 <= v <= 8, "dim": _nonneg, "index": _nonneg}),
     OpSpec("relu", "pointwise", 1, "torch.relu({a0})", {}),
     OpSpec("neg", "pointwise", 1, "torch.neg({a0})", {}),
     OpSpec("abs", "pointwise", 1, "torch.abs({a0})", {}),

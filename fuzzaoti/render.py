@@ -14,14 +14,16 @@ from fuzzaoti import inputs as inputs_module
 from fuzzaoti import oracle as oracle_module
 from fuzzaoti import sizes
 from fuzzaoti.concrete import input_specs
-from fuzzaoti.ops import OPS
+from fuzzaoti.ops import HELPERS, OPS
 from fuzzaoti.program import Program
 
 
 def module_source(program: Program) -> str:
-    """``class Repro(torch.nn.Module)`` whose forward computes the program."""
+    """``class Repro(torch.nn.Module)`` whose forward computes the program (after the source of
+    any helper its op templates call)."""
     args = ", ".join(["self"] + [i.name for i in program.inputs])
-    lines = ["class Repro(torch.nn.Module):", f"    def forward({args}):"]
+    used = [src for name, src in HELPERS.items() if any(name + "(" in OPS[n.op].template for n in program.nodes)]
+    lines = [src for src in used] + ["class Repro(torch.nn.Module):", f"    def forward({args}):"]
     for node in program.nodes:
         lines.append(f"        {node.name} = {OPS[node.op].render(node)}")
     lines.append(f"        return ({''.join(o + ', ' for o in program.outputs)})")

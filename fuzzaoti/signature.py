@@ -41,6 +41,10 @@ def _telling_line(outcome: Outcome) -> str:
         for line in reversed(outcome.stderr.splitlines()):
             if any(m in line for m in _STDERR_MARKERS):
                 return line
+    if "CppCompileError" in first or "compile error" in first:  # which C++ error, not just that one
+        compiler = next((line for line in outcome.message.splitlines() if " error: " in line), None)
+        if compiler is not None:
+            return f"{first.rstrip(': ')}: {compiler.split(' error: ', 1)[1]}"
     return first
 
 

@@ -110,3 +110,35 @@ def plus(a: Size, b: Size) -> Size:
     for name, c in y.coefs:
         coefs[name] = coefs.get(name, 0) + c
     return canonical(str(Affine(x.const + y.const, tuple(sorted((n, c) for n, c in coefs.items() if c)))))
+
+
+def product(factors) -> Size | None:
+    """The product of ``factors`` when it is affine (at most one factor has dims), else None."""
+    const, symbolic = 1, None
+    for f in factors:
+        affine = parse(f)
+        if not affine.coefs:
+            const *= affine.const
+        elif symbolic is None:
+            symbolic = affine
+        else:
+            return None
+    if symbolic is None:
+        return const
+    return canonical(str(Affine(symbolic.const * const, tuple((n, c * const) for n, c in symbolic.coefs))))
+
+
+def content(size: Size) -> int:
+    """The largest k that divides every coefficient and the constant (the size's own value for an int)."""
+    import math
+
+    affine = parse(size)
+    return abs(math.gcd(affine.const, *(c for _, c in affine.coefs)))
+
+
+def divide(size: Size, k: int) -> Size:
+    """``size / k``; ``k`` must divide ``content(size)``."""
+    affine = parse(size)
+    if k <= 0 or content(size) % k:
+        raise InvalidProgram(f"{size!r} is not divisible by {k}")
+    return canonical(str(Affine(affine.const // k, tuple((n, c // k) for n, c in affine.coefs))))

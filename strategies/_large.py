@@ -2,6 +2,8 @@
 
 * ``big_bmm``: bmm/baddbmm whose dynamic batch crosses 65535/65536 (the CUDA grid's y/z
   limit) with tiny matrices, so a case costs megabytes, not gigabytes;
+* ``big_heads_bmm``: an attention-style bmm over ``batch*heads`` flattened from two dynamic
+  dims (up to 512 and 256), so the merged batch crosses 65535 although neither dim does;
 * ``expanded_sum``: a reduction over a stride-0 expanded int8/fp16 view whose index space
   (batch × length) crosses 2**31 and 2**32 while its inputs stay a few hundred kilobytes:
   exactly where 32-bit index arithmetic overflows.
@@ -37,6 +39,16 @@ def big_bmm(b) -> str:
     return b.add_node("bmm", (a, mat2), (batch, n, p), dtype)
 
 
+def big_heads_bmm(b) -> str:
+    from fuzzaoti.strategies._programs import heads_bmm
+
+    dims = []
+    for high in (512, 256):
+        dims.append(f"d{len(b.dims)}")
+        b.dims.append(DimSpec(dims[-1], 1, high, b.draw(st.integers(2, 16)), "range"))
+    return heads_bmm(b, dims[0], dims[1], dtypes=("float16", "float32", "bfloat16"))
+
+
 def expanded_sum(b) -> str:
     rows, length = big_dim(b), big_dim(b)
     dtype = b.draw(st.sampled_from(("int8", "float16")))
@@ -50,4 +62,4 @@ def expanded_sum(b) -> str:
     return b.add_node("sum", (view,), kept, out_dtype, dim=dim)
 
 
-LARGE_CORE = {"big_bmm": big_bmm, "expanded_sum": expanded_sum}
+LARGE_CORE = {"big_bmm": big_bmm, "big_heads_bmm": big_heads_bmm, "expanded_sum": expanded_sum}

@@ -23,7 +23,8 @@ from fuzzaoti.strategies._profiles import Profile, get_profile
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 INDEX_DTYPES = ("int64", "int32")
-CORE_OPS = ("bmm", "matmul", "baddbmm", "index_select", "gather", "index", "narrow", "take", "select",
+CORE_OPS = ("bmm", "matmul", "baddbmm", "heads_bmm", "index_select", "gather", "index", "narrow", "take", "select",
+            "narrow_item", "narrow_to_item",
             "scatter", "index_put", "arange_index")
 LARGE_OPS = tuple(LARGE_CORE)
 DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
@@ -150,6 +151,21 @@ def _matmul(b: _Builder, op: str) -> str:
     return b.add_node(op, (a, mat2), (batch, n, p), dtype)
 
 
+def heads_bmm(b: _Builder, batch: sizes.Size, heads: sizes.Size, dtypes=FLOAT_DTYPES) -> str:
+    """Attention-style: (batch, heads, n, k) @ (batch, heads, k, p) as a bmm over the flattened
+    ``batch*heads`` axis, split back afterwards: the merged batch is a product of two dynamic
+    sizes (the seeds' large-batch bmm), which no input can declare, only a view can make."""
+    n, k, p = b.size(), b.size(), b.size()
+    dtype = b.draw(st.sampled_from(dtypes))
+    q = b.add_input(dtype, (batch, heads, n, k))
+    kv = b.add_input(dtype, (batch, heads, k, p))
+    merged = f"({batch})*({heads})"  # not affine: only these three nodes ever carry it
+    q3 = b.add_node("flatten", (q,), (merged, n, k), dtype, start=0, end=1)
+    kv3 = b.add_node("flatten", (kv,), (merged, k, p), dtype, start=0, end=1)
+    out = b.add_node("bmm", (q3, kv3), (merged, n, p), dtype)
+    return b.add_node("unflatten_as", (out, q), (batch, heads, n, p), dtype)
+
+
 def _source(b: _Builder, rank: int) -> str:
     """The tensor an indexing op reads: a fresh input, or the latest node when there is one."""
     if b.nodes and len(b.shapes[b.nodes[-1].name]) >= rank and b.draw(st.booleans()):
@@ -217,6 +233,29 @@ def _select(b: _Builder) -> str:
     return b.add_node("select", (x,), shape[:dim] + shape[dim + 1:], b.dtypes[x], dim=dim, index=index)
 
 
+def _narrow_item(b: _Builder) -> str:
+    """A fixed-length window whose start is read from data (``.item()``): an unbacked offset."""
+    x = _source(b, 1)
+    shape = b.shapes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    length = b.draw(st.integers(1, max(1, b.min_of(shape[dim]))))
+    start = b.add_input("int64", (), Values("int", 0, sizes.add(shape[dim], 1 - length)))
+    return b.add_node("narrow_item", (x, start), shape[:dim] + (length,) + shape[dim + 1:], b.dtypes[x],
+                      dim=dim, length=length)
+
+
+def _narrow_to_item(b: _Builder) -> str:
+    """A prefix whose length is read from data, summed over: the reduction runs over an unbacked
+    size (u0) and the result's shape is static again."""
+    x = _source(b, 2)
+    shape, dtype = b.shapes[x], b.dtypes[x]
+    dim = b.draw(st.integers(0, len(shape) - 1))
+    length = b.add_input("int64", (), Values("int", 1, sizes.add(shape[dim], 1)))
+    rest = shape[:dim] + shape[dim + 1:]
+    prefix = b.add_node("narrow_to_item", (x, length), shape[:dim] + ("u",) + shape[dim + 1:], dtype, dim=dim)
+    return b.add_node("sum", (prefix,), rest, dtype if dtype in FLOAT_DTYPES else "int64", dim=dim)
+
+
 def _scatter(b: _Builder) -> str:
     """scatter along the last dim with a permutation per row: no duplicate targets, so the
     result does not depend on the order writes land in."""
@@ -248,7 +287,10 @@ _CORE = {
     "bmm": lambda b: _matmul(b, "bmm"),
     "matmul": lambda b: _matmul(b, "matmul"),
     "baddbmm": lambda b: _matmul(b, "baddbmm"),
+    "heads_bmm": lambda b: heads_bmm(b, b.size(), b.size()),
     "take": _take,
+    "narrow_item": _narrow_item,
+    "narrow_to_item": _narrow_to_item,
     "select": _select,
     "scatter": _scatter,
     "index_put": _index_put,
@@ -261,12 +303,85 @@ _CORE = {
 }
 
 
+# ---- glue: views and layout changes between and after core ops ------------------------------
+GLUE_OPS = ("reshape", "view", "permute", "transpose", "flatten", "unsqueeze", "chunk")
+
+
+def _glue(b: _Builder, t: str, tries: int = 3) -> str:
+    """A reshape/view/permute/transpose/flatten/unsqueeze/chunk of ``t`` that is valid at every
+    runtime size: reshapes only regroup axes whose product stays affine in the dims (``(4, d, 2)
+    -> (8, d)``), chunks only split an axis its chunk count divides. Draws another kind when one
+    does not fit ``t``'s shape, and returns ``t`` itself after ``tries`` misses."""
+    for _ in range(tries):
+        out = _one_glue(b, t, b.draw(st.sampled_from(GLUE_OPS)))
+        if out != t:
+            return out
+    return t
+
+
+def _one_glue(b: _Builder, t: str, kind: str) -> str:
+    draw, shape, dtype = b.draw, b.shapes[t], b.dtypes[t]
+    rank = len(shape)
+    if kind == "permute" and rank >= 2:
+        dims = tuple(draw(st.permutations(range(rank))))
+        return b.add_node("permute", (t,), tuple(shape[i] for i in dims), dtype, dims=dims)
+    if kind == "transpose" and rank >= 2:
+        d0, d1 = sorted(draw(st.lists(st.integers(0, rank - 1), min_size=2, max_size=2, unique=True)))
+        out = list(shape)
+        out[d0], out[d1] = out[d1], out[d0]
+        return b.add_node("transpose", (t,), tuple(out), dtype, d0=d0, d1=d1)
+    if kind == "unsqueeze" and rank <= 3:
+        dim = draw(st.integers(0, rank))
+        return b.add_node("unsqueeze", (t,), shape[:dim] + (1,) + shape[dim:], dtype, dim=dim)
+    if kind == "chunk":
+        chunks = draw(st.sampled_from((2, 3, 4)))
+        # a dynamic axis only where every size splits evenly; a static one any way torch splits it
+        fits = [d for d in range(rank) if isinstance(shape[d], int) and shape[d] >= 2
+                or sizes.content(shape[d]) % chunks == 0 and b.min_of(sizes.divide(shape[d], chunks)) >= 2]
+        if not fits:
+            return t
+        dim = draw(st.sampled_from(fits))
+        if isinstance(shape[dim], int):
+            step = -(-shape[dim] // chunks)
+            index = draw(st.integers(0, (shape[dim] - 1) // step))
+            piece = min(step, shape[dim] - index * step)
+        else:
+            index, piece = draw(st.integers(0, chunks - 1)), sizes.divide(shape[dim], chunks)
+        return b.add_node("chunk", (t,), shape[:dim] + (piece,) + shape[dim + 1:], dtype,
+                          chunks=chunks, dim=dim, index=index)
+    spans = [(i, j) for i in range(rank) for j in range(i + 1, rank + 1) if sizes.product(shape[i:j]) is not None]
+    if kind == "flatten":
+        spans = [(i, j) for i, j in spans if j - i >= 2]
+        if spans:
+            start, end = draw(st.sampled_from(spans))
+            out = shape[:start] + (sizes.product(shape[start:end]),) + shape[end:]
+            return b.add_node("flatten", (t,), out, dtype, start=start, end=end - 1)
+        return t
+    if kind in ("reshape", "view") and spans:
+        start, end = draw(st.sampled_from(spans))
+        total = sizes.product(shape[start:end])
+        parts = [a for a in range(2, 17) if sizes.content(total) % a == 0
+                 and b.min_of(sizes.divide(total, a)) >= 2]
+        if parts:
+            part = draw(st.sampled_from(parts))
+            rest = sizes.divide(total, part)
+            new, middle = ((part, -1), (part, rest)) if draw(st.booleans()) else ((-1, part), (rest, part))
+        elif end - start >= 2:
+            new, middle = (-1,), (total,)
+        else:
+            return t
+        return b.add_node(kind, (t,), shape[:start] + middle + shape[end:], dtype, start=start, end=end, new=new)
+    return t
+
+
 # ---- epilogues -------------------------------------------------------------------------------
 def _epilogue(b: _Builder, t: str) -> str:
     dtype, shape = b.dtypes[t], b.shapes[t]
     is_float = dtype in FLOAT_DTYPES
-    kinds = ["unary", "binary", "affine", "cast", "cat"] + (["sum", "split"] if len(shape) > 1 else [])
+    kinds = ["unary", "binary", "affine", "cast", "cat", "glue", "glue"] + (["sum", "split"] if len(shape) > 1 else [])
     kind = b.draw(st.sampled_from(kinds))
+    if kind == "glue":
+        return _glue(b, t)
     if kind == "unary":
         ops = ("relu", "neg", "abs", "sigmoid", "tanh", "sin") if is_float else ("neg", "abs")
         return b.add_node(b.draw(st.sampled_from(ops)), (t,), shape, dtype)
@@ -302,7 +417,9 @@ def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epi
     b = _Builder(draw, profile)
     t = _CORE[draw(st.sampled_from(ops))](b)
     outputs = [t]
-    if draw(st.booleans()):  # chain a second core op onto the first one's result
+    if draw(st.booleans()):  # chain a second core op onto the first one's result, maybe reshaped
+        if not profile.big_sizes and draw(st.booleans()):
+            _glue(b, t)  # the second core op reads the latest node
         t = _CORE[draw(st.sampled_from(ops))](b)
         outputs = [t]
     for _ in range(draw(st.integers(0, max_epilogue))):

@@ -14,10 +14,18 @@ from fuzzaoti.signature import signature
 KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "corpus", "known", "*.json")))
 
 
-def _check(path, backend):
+def _device(path):
+    return json.load(open(path)).get("device", "cpu")
+
+
+# a CUDA-only bug is checked on a GPU machine (and skipped elsewhere)
+ON_ITS_DEVICE = [pytest.param(p, marks=[pytest.mark.gpu] if _device(p) == "cuda" else []) for p in KNOWN]
+
+
+def _check(path, backend, device="cpu"):
     data = json.load(open(path))
     program = Program.from_dict(data["program"])
-    job = {"backend": backend, "device": "cpu", "cases": [{"program": program.to_json(), "runs": data["runs"]}]}
+    job = {"backend": backend, "device": device, "cases": [{"program": program.to_json(), "runs": data["runs"]}]}
     result = check_batch(job, lambda stage: None)
     return data, program, Outcome.from_dict(result["batch"] or result["cases"][0])
 
@@ -33,9 +41,9 @@ def test_known_case_is_a_valid_program_that_eager_runs_cleanly(path):
 
 
 @pytest.mark.aoti
-@pytest.mark.parametrize("path", KNOWN, ids=os.path.basename)
+@pytest.mark.parametrize("path", ON_ITS_DEVICE, ids=os.path.basename)
 def test_known_case_reproduces_with_its_signature(path):
-    data, program, outcome = _check(path, "aoti")
+    data, program, outcome = _check(path, "aoti", _device(path))
     if outcome.passed:
         pytest.xfail(f"fixed in this torch: {data['title']}")
     assert signature(outcome, program) == data["signature"]

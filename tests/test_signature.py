@@ -38,3 +38,12 @@ def test_a_frame_refines_a_target_stored_without_one():
     assert same_bug(framed, framed)
     assert not same_bug(bare + " @ scheduler.py:fuse", framed)
     assert not same_bug("compile/exception/InductorError: KeyError:", bare)
+
+
+def test_a_cpp_compile_error_is_named_by_the_compiler_message():
+    message = ("InductorError: CppCompileError: C++ compile error\n\nCommand:\ng++ /tmp/x/c.cpp\n\nOutput:\n"
+               "/tmp/torchinductor_root/ab/c.wrapper.cpp:841:22: error: ‘s24’ was not declared in this scope\n")
+    sig = signature(Outcome("compile", "exception", message))
+    assert sig == "compile/exception/InductorError: CppCompileError: C++ compile error: ‘SYM’ was not declared in this scope"
+    other = message.replace("s24", "s77").replace("841:22", "12:3")
+    assert signature(Outcome("compile", "exception", other)) == sig
