@@ -105,3 +105,11 @@ def _m004_known(db: sqlite_utils.Database) -> None:
 
 
 MIGRATIONS.append(("004_known", _m004_known))
+
+
+def _m005_hypothesis(db: sqlite_utils.Database) -> None:
+    """Hypothesis's example database: choice sequences of batches that failed (see hypothesis_db)."""
+    db["hypothesis_examples"].create({"key": bytes, "value": bytes, "saved_at": str}, pk=("key", "value"))
+
+
+MIGRATIONS.append(("005_hypothesis", _m005_hypothesis))

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
+from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.known import KnownList
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
@@ -62,10 +63,12 @@ class Counts:
     new_findings: int = 0
     worker_restarts: int = 0
     finding_ids: list[int] = field(default_factory=list)
+    replayed: int = 0  # batches replayed from the corpus's example database (not stored)
 
     def stored(self) -> dict[str, int]:
         data = asdict(self)
         data.pop("finding_ids")
+        data.pop("replayed")
         return data
 
 
@@ -149,20 +152,35 @@ class Campaign:
                          min_size=s.batch_size, max_size=s.batch_size,
                          unique_by=lambda case: case.program.id)
 
-        @settings(max_examples=10**9, deadline=None, database=None, phases=(Phase.generate,),
+        # the corpus is Hypothesis's example database: a new campaign first replays the batches
+        # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
+        database = CorpusExampleDatabase(self.corpus)
+        key = batch_key(s.device, s.profile, s.batch_size, s.runs_per_program, s.canary)
+        past = set(database.fetch(key)) if self.counts.batches == 0 else set()
+        phases = (Phase.reuse, Phase.generate) if past else (Phase.generate,)
+        if past:
+            self.echo(f"replaying up to {len(past)} past failing batches from the corpus first")
+
+        @settings(max_examples=10**9, deadline=None, database=database, phases=phases,
                   suppress_health_check=list(HealthCheck))
         @hypothesis_seed(s.seed if not self.counts.batches else f"{s.seed}:{self.counts.batches}")
         @given(batch)
         def one_batch(drawn: list[Case]) -> None:
             if self._time_up():
                 raise _TimeUp
-            self._check_and_record(pool, drawn)
+            choices = compat.current_choices_bytes()
+            self.counts.replayed += choices in past
+            if self._check_and_record(pool, drawn) and choices is not None:
+                database.save(key, choices)
             if self._time_up():
                 raise _TimeUp
 
+        one_batch._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
         one_batch()
 
-    def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> None:
+    def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> bool:
+        """Check one batch and store its failures; True if it had any."""
+        failures_before = self.counts.failures
         outcomes = pool.check(drawn)
         c = self.counts
         c.batches += 1
@@ -180,6 +198,7 @@ class Campaign:
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
+        return c.failures > failures_before
 
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
@@ -219,7 +238,8 @@ class Campaign:
         c = self.counts
         return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
-                f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}")
+                f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}"
+                + (f", {c.replayed} past failing batches replayed" if c.replayed else ""))
 
 
 def _refuse_if_alive(row: dict) -> None:

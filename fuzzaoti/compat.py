@@ -124,3 +124,17 @@ def set_default_cxx() -> None:
     cxx = os.environ.get("FUZZAOTI_CXX")
     if cxx:
         os.environ["CXX"] = cxx
+
+
+# ---- Hypothesis internals --------------------------------------------------------------------
+def current_choices_bytes() -> bytes | None:
+    """The serialised choice sequence of the Hypothesis example being run now (what Hypothesis
+    would save for a failing example), or None where this Hypothesis does not expose it."""
+    try:
+        from hypothesis.control import _current_build_context
+        from hypothesis.database import choices_to_bytes
+    except ImportError:
+        return None
+    context = _current_build_context.value
+    choices = getattr(getattr(context, "data", None), "choices", None)
+    return None if choices is None else choices_to_bytes(choices)

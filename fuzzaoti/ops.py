@@ -93,6 +93,11 @@ _SPECS = [
     OpSpec("bmm", "matmul", 2, "torch.bmm({a0}, {a1})", {}),
     OpSpec("baddbmm", "matmul", 3, "torch.baddbmm({a0}, {a1}, {a2})", {}),
     OpSpec("matmul", "matmul", 2, "torch.matmul({a0}, {a1})", {}),
+    # the seeds' hand remedy for huge batches: bmm over batch chunks of ``size``, concatenated
+    # (a Python loop over chunks: export fixes the batch, so it is used with static batches)
+    OpSpec("bmm_chunked", "matmul", 2,
+           "torch.cat([torch.bmm(p, q) for p, q in zip({a0}.split({size}), {a1}.split({size}))])",
+           {"size": lambda v: _int(v) and v >= 1}),
     OpSpec("index_select", "indexing", 2, "torch.index_select({a0}, {dim}, {a1})", {"dim": _nonneg}),
     OpSpec("gather", "indexing", 2, "torch.gather({a0}, {dim}, {a1})", {"dim": _nonneg}),
     OpSpec("index", "indexing", 2, "{a0}[{prefix}{a1}]", {"prefix": lambda v: v in {_index_prefix(d) for d in range(6)}}),

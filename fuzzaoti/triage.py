@@ -4,7 +4,8 @@
 ``torch.compile`` with Inductor and dynamic shapes, and AOTI: the first rung that fails is the
 stage that introduced the bug. *Workarounds*: the remedies people apply by hand, each a
 Program transform checked with AOTI: a bounded ``Dim`` max instead of an unbounded or automatic
-dim, int32 instead of int64 indices, static shapes at the failing size, default configs.
+dim, int32 instead of int64 indices, static shapes at the failing size, the batch of each bmm split
+into chunks (static, as a hand-written chunk loop exports), default configs.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
                                                               for i in p.inputs)), case.runs)
     if p.dims:
         yield "static shapes", Case(_static(p, values), (((), seed),))
+    if any(n.op == "bmm" for n in p.nodes):
+        yield "chunked bmm (static)", Case(_chunked(_static(p, values)), (((), seed),))
     if p.configs:
         yield "default inductor configs", Case(p.with_(configs=()), case.runs)
 
@@ -64,6 +67,22 @@ def _static(p: Program, values: dict[str, int]) -> Program:
                            values=replace(i.values, low=fix(i.values.low), high=fix(i.values.high)))
                    for i in p.inputs)
     return p.with_(dims=(), inputs=inputs)
+
+
+CHUNK = 32768  # a bmm batch chunk safely below the CUDA grid's 65535
+
+
+def _chunked(p: Program) -> Program:
+    """``p`` (static) with every bmm split into batch chunks and concatenated, as the seeds do by
+    hand: chunks of ``CHUNK``, or two halves of a smaller batch."""
+    batch = {i.name: i.shape[0] for i in p.inputs if i.shape}
+    nodes = []
+    for n in p.nodes:
+        size = (batch.get(n.args[0]) or batch.get(n.args[1])) if n.op == "bmm" else None
+        if isinstance(size, int) and size >= 2:
+            n = replace(n, op="bmm_chunked", attrs=(("size", min(CHUNK, -(-size // 2))),))
+        nodes.append(n)
+    return p.with_(nodes=tuple(nodes))
 
 
 def workarounds(case: Case, target: str, check: Callable) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Core ops of the large profile: the seeds' bug classes at the sizes where they break.
 
 * ``big_bmm``: bmm/baddbmm whose dynamic batch crosses 65535/65536 (the CUDA grid's y/z
-  limit) with tiny matrices, so a case costs megabytes, not gigabytes;
+  limit) with tiny matrices, so a case costs megabytes, not gigabytes; or a static batch that
+  large split into chunks and concatenated (the seeds' remedy);
 * ``big_heads_bmm``: an attention-style bmm over ``batch*heads`` flattened from two dynamic
   dims (up to 512 and 256), so the merged batch crosses 65535 although neither dim does;
 * ``expanded_sum``: a reduction over a stride-0 expanded int8/fp16 view whose index space
@@ -28,11 +29,17 @@ def big_dim(b) -> str:
 
 
 def big_bmm(b) -> str:
-    batch = big_dim(b)
+    """A bmm over a batch past 65535: dynamic, or static and split into chunks that are
+    concatenated again (the seeds' hand remedy, itself a program worth compiling)."""
+    chunked = b.draw(st.booleans())
+    batch = b.draw(st.sampled_from(b.profile.big_sizes)) if chunked else big_dim(b)
     n, k, p = (b.draw(st.integers(1, b.profile.max_const)) for _ in range(3))
     dtype = b.draw(st.sampled_from(("float16", "float32", "bfloat16")))
     a = b.add_input(dtype, (batch, n, k))
     mat2 = b.add_input(dtype, (batch, k, p))
+    if chunked:
+        size = b.draw(st.sampled_from((32768, 65535, 1000)))
+        return b.add_node("bmm_chunked", (a, mat2), (batch, n, p), dtype, size=size)
     if b.draw(st.booleans()):
         bias = b.add_input(dtype, (batch, n, p))
         return b.add_node("baddbmm", (bias, a, mat2), (batch, n, p), dtype)

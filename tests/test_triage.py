@@ -12,15 +12,20 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
     assert static.dims == () and static.inputs[0].shape == (70000, 33, 4)
     assert static.inputs[2].values.high == 33
     assert "default inductor configs" not in remedies  # it has none to drop
+    chunked = remedies["chunked bmm (static)"].program
+    assert [(n.op, n.attr) for n in chunked.nodes if "bmm" in n.op] == [("bmm_chunked", {"size": 32768})]
 
 
-def test_static_remedy_keeps_the_program_valid(five_op_program):
+def test_static_and_chunked_remedies_keep_the_program_valid(five_op_program):
     from fuzzaoti.execute import check_batch
 
     case = Case(five_op_program, (((("b", 3), ("n", 7)), 1),))
-    static = dict(workaround_cases(case))["static shapes"]
-    job = {"backend": "eager", "device": "cpu", "cases": [{"program": static.program.to_json(), "runs": static.run_dicts()}]}
-    assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass"
+    remedies = dict(workaround_cases(case))
+    for name in ("static shapes", "chunked bmm (static)"):
+        fixed = remedies[name]
+        job = {"backend": "eager", "device": "cpu", "cases": [{"program": fixed.program.to_json(), "runs": fixed.run_dicts()}]}
+        assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass", name
+    assert [n.attr for n in remedies["chunked bmm (static)"].program.nodes if n.op == "bmm_chunked"] == [{"size": 2}]
 
 
 def test_families_group_findings_with_the_same_shrunk_cause_and_remedies(bmm_index_program):
