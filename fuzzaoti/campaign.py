@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
+from fuzzaoti.batching import MAX_BATCH, AdaptiveBatch
 from fuzzaoti.known import KnownList
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
@@ -38,7 +39,7 @@ class CampaignSettings:
     minutes: float = 5.0
     seed: int = 0
     canary: str | None = None
-    batch_size: int = 16
+    batch_size: int | None = None  # None: adaptive (fuzzaoti.batching), starting at 16
     runs_per_program: int = 4
     workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
     gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
@@ -91,6 +92,8 @@ class Campaign:
         self.programs_before = 0
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
+        self.per_worker = ""  # progress per worker / GPU, when there is more than one or a GPU
+        self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -148,14 +151,15 @@ class Campaign:
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings
         drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes)
+        # an adaptive campaign draws MAX_BATCH cases per example and checks the first `size`
+        drawn = s.batch_size or MAX_BATCH
         batch = st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=s.max_bytes),
-                         min_size=s.batch_size, max_size=s.batch_size,
-                         unique_by=lambda case: case.program.id)
+                         min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
         database = CorpusExampleDatabase(self.corpus)
-        key = batch_key(s.device, s.profile, s.batch_size, s.runs_per_program, s.canary)
+        key = batch_key(s.device, s.profile, s.batch_size or "auto", s.runs_per_program, s.canary)
         past = set(database.fetch(key)) if self.counts.batches == 0 else set()
         phases = (Phase.reuse, Phase.generate) if past else (Phase.generate,)
         if past:
@@ -170,7 +174,7 @@ class Campaign:
                 raise _TimeUp
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
-            if self._check_and_record(pool, drawn) and choices is not None:
+            if self._check_and_record(pool, drawn[:self.batching.size]) and choices is not None:
                 database.save(key, choices)
             if self._time_up():
                 raise _TimeUp
@@ -180,8 +184,10 @@ class Campaign:
 
     def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> bool:
         """Check one batch and store its failures; True if it had any."""
-        failures_before = self.counts.failures
+        failures_before, started = self.counts.failures, time.monotonic()
+        troubles_before = pool.stats.bisections + pool.restarts
         outcomes = pool.check(drawn)
+        self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before)
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)
@@ -194,6 +200,8 @@ class Campaign:
                 c.failures += 1
                 self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
+        if len(pool.workers) > 1 or self.settings.device == "cuda":
+            self.per_worker = pool.describe_workers()
         self.corpus.update_campaign(self.campaign_id, c.stored())
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
@@ -229,10 +237,11 @@ class Campaign:
     def progress_line(self) -> str:
         c, elapsed = self.counts, time.monotonic() - self.started
         rate = (c.programs - self.programs_before) / max(elapsed / 60, 1e-9)
-        return (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
+        line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
-                f"{c.worker_restarts} worker restarts")
+                f"{c.worker_restarts} worker restarts, next batch {self.batching.size}")
+        return line + (" | " + self.per_worker if self.per_worker else "")
 
     def summary(self, status: str) -> str:
         c = self.counts

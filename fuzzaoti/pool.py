@@ -31,6 +31,7 @@ class WorkerPool:
         self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())))
                         for k in range(max(1, workers))]
         self.stats = PoolStats()
+        self.checked = [0] * len(self.workers)  # programs each worker has checked
 
     @property
     def restarts(self) -> int:
@@ -55,7 +56,18 @@ class WorkerPool:
             parts = list(executor.map(
                 lambda k: self._resolve(self.workers[k], [cases[i] for i in chunks[k]], backend) if chunks[k] else [],
                 range(n)))
+        for k, chunk in enumerate(chunks):
+            self.checked[k] += len(chunk)
         return _in_order(len(cases), chunks, parts)
+
+    def describe_workers(self) -> str:
+        """Per worker (per GPU on cuda): programs checked and restarts, for progress lines."""
+        parts = []
+        for k, w in enumerate(self.workers):
+            gpu = dict(w.config.env).get("CUDA_VISIBLE_DEVICES")
+            label = f"gpu{gpu}" if gpu is not None else f"worker{k}"
+            parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts")
+        return "; ".join(parts)
 
     def _resolve(self, worker: Worker, cases: list[Case], backend: str | None = None) -> list[Outcome]:
         groups: dict[tuple, list[int]] = {}

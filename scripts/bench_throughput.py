@@ -53,7 +53,7 @@ def naive(minutes: float, device: str, seed: int) -> tuple[int, float]:
     return done[0], time.monotonic() - started
 
 
-def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int, workers: int) -> tuple[int, float]:
+def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int) -> tuple[int, float]:
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
@@ -61,7 +61,8 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int, workers: i
     started = time.monotonic()
     with Corpus.open(path, create=True) as corpus:
         counts = Campaign(corpus, CampaignSettings(device=device, minutes=minutes, seed=seed, batch_size=batch_size,
-                                                   workers=workers, shrink_minutes=0), echo=lambda line: None).run()
+                                                   workers=workers, shrink_minutes=0, triage=False),
+                          echo=lambda line: None).run()
     return counts.programs, time.monotonic() - started
 
 
@@ -69,7 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=3.0, help="minutes for each of the two runs")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=None, help="fixed batch size (default: adaptive)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -84,7 +85,7 @@ def main() -> None:
     per_compile = (t_fuzz / max(n_fuzz, 1)) / max(t_naive / max(n_naive, 1), 1e-9)
     print(f"ratio: fuzzaoti checks {ratio:.1f}x the programs per minute of the naive loop; "
           f"per-program cost = {per_compile:.2f} of one AOTI compile "
-          f"(device {args.device}, batch {args.batch_size}, workers {args.workers}, {args.minutes:g} min each)")
+          f"(device {args.device}, batch {args.batch_size or 'adaptive'}, workers {args.workers}, {args.minutes:g} min each)")
 
 
 if __name__ == "__main__":

@@ -106,3 +106,25 @@ def test_two_campaigns_hitting_the_same_bug_leave_one_finding_with_two_hits(tmp_
         assert len(corpus.campaigns()) == 2
     assert [f["hits"] for f in findings] == [2]
 
+
+
+def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
+    db = str(tmp_path / "c.db")
+    env = {**os.environ, "FUZZAOTI_FAKE_FAULT": "gather:wrong"}
+    procs = [subprocess.Popen([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--backend", "fake", "--max-batches", "12",
+                               "--batch-size", "6", "--seed", str(seed), "--shrink-minutes", "0", "--corpus", db],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for seed in (1, 2)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    conn = sqlite3.connect(db)
+    assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+    conn.close()
+    with Corpus.open(db) as corpus:
+        campaigns = corpus.campaigns()
+        findings = list(corpus.findings())
+    assert [c["status"] for c in campaigns] == ["finished", "finished"]
+    assert all(c["batches"] == 12 for c in campaigns)
+    signatures = [f["signature"] for f in findings]
+    assert findings and len(signatures) == len(set(signatures))  # one finding per bug across both
+    assert sum(f["hits"] for f in findings) == sum(c["failures"] for c in campaigns)
