@@ -7,6 +7,10 @@
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
 #           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
+#           bash scripts/gpu_check.sh background MINUTES  start an unattended large-profile campaign (setsid)
+#           bash scripts/gpu_check.sh collect           wait for that campaign, bring its corpus and log back
+#           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
+#           bash scripts/gpu_check.sh bench MINUTES     scripts/bench_throughput.py on the GPU
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +26,9 @@ if [ "$MODE" = "prepare" ]; then
 fi
 OUT=${OUT:-/tmp/fuzzaoti-out}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+# once per machine: a background campaign keeps importing from /tmp/site while later calls run
+[ -f /tmp/site/.installed ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/site .whl/*.whl && touch /tmp/site/.installed; } || exit 1
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 # g++ 13 there builds AOTI packages that segfault on load (inside std::regex); g++ 12 works.
 command -v g++-12 >/dev/null && export FUZZAOTI_CXX=g++-12
@@ -75,6 +81,30 @@ finding)
     step fuzzaoti repro "$FID" --corpus "$DB" -o "$OUT/repro-min.py"
     CXX=${FUZZAOTI_CXX:-g++} step timeout 120 python3 "$OUT/repro-min.py" 2>&1 | grep -v "FutureWarning\|cls.__new__" | tail -40
     ;;
+background)
+    # runs on after this call returns (its own session); 'collect' in a later call fetches it
+    MINUTES=${2:-10}
+    mkdir -p /tmp/bg
+    setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile large --max-bytes $((8 << 30)) --minutes $MINUTES \
+        --corpus /tmp/bg/unattended.db --seed 3 > /tmp/bg/unattended.log 2>&1; echo done > /tmp/bg/finished" \
+        > /dev/null 2>&1 < /dev/null &
+    echo "background campaign started ($MINUTES min): /tmp/bg/unattended.log"
+    exit 0
+    ;;
+collect)
+    for _ in $(seq 1 170); do [ -f /tmp/bg/finished ] && break; sleep 3; done
+    [ -f /tmp/bg/finished ] || echo "background campaign still running"
+    cp /tmp/bg/unattended.db /tmp/bg/unattended.log "$OUT"/ 2>/dev/null
+    grep -v "FutureWarning\|cls.__new__" /tmp/bg/unattended.log | tail -25 | cut -c1-400
+    DB=$OUT/unattended.db
+    step fuzzaoti list --corpus "$DB"
+    ;;
+check)
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 400 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json
+    ;;
+bench)
+    step timeout 560 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "${2:-2.5}"
+    ;;
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements
     MINUTES=${2:-5}
@@ -88,5 +118,5 @@ campaign)
     step fuzzaoti list --corpus "$DB"
     ;;
 esac
-campaigns
+[ -f "$DB" ] && campaigns
 
