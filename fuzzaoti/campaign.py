@@ -222,10 +222,18 @@ class Campaign:
             self.counts.new_findings += 1
             self.counts.finding_ids.append(fid)
             self.echo(f"  NEW finding {fid}: {sig}")
-            if s.shrink_minutes > 0:
-                shrink_finding(self.corpus, fid, pool.check, s.shrink_minutes * 60, self.echo)
-            if s.triage and s.backend == "aoti":
+            # shrinking and triage share the campaign's clock: a finding near the end is stored
+            # raw, for 'fuzzaoti shrink/triage ID' later, rather than overrunning --minutes
+            left = self._seconds_left()
+            if s.shrink_minutes > 0 and left > 0:
+                shrink_finding(self.corpus, fid, pool.check, min(s.shrink_minutes * 60, left), self.echo)
+            if s.triage and s.backend == "aoti" and self._seconds_left() > 0:
                 triage_finding(self.corpus, fid, pool.check, self.echo)
+            elif s.triage and s.backend == "aoti":
+                self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
+
+    def _seconds_left(self) -> float:
+        return self.settings.minutes * 60 - (time.monotonic() - self.started)
 
     def _time_up(self) -> bool:
         s = self.settings

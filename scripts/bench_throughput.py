@@ -74,6 +74,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    from fuzzaoti import compat
+
+    compat.set_default_cxx()  # the naive loop compiles in this process: same compiler as the workers
 
     n_naive, t_naive = naive(args.minutes, args.device, args.seed)
     print(f"naive loop: {n_naive} programs in {t_naive:.0f} s = {60 * n_naive / t_naive:.1f} programs/min "

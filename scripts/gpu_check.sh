@@ -94,7 +94,9 @@ background)
 collect)
     for _ in $(seq 1 170); do [ -f /tmp/bg/finished ] && break; sleep 3; done
     [ -f /tmp/bg/finished ] || echo "background campaign still running"
-    cp /tmp/bg/unattended.db /tmp/bg/unattended.log "$OUT"/ 2>/dev/null
+    cp /tmp/bg/unattended.log "$OUT"/
+    python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" \
+        /tmp/bg/unattended.db "$OUT/unattended.db"  # a consistent copy, WAL included, even mid-run
     grep -v "FutureWarning\|cls.__new__" /tmp/bg/unattended.log | tail -25 | cut -c1-400
     DB=$OUT/unattended.db
     step fuzzaoti list --corpus "$DB"
