@@ -1,20 +1,22 @@
-"""Adaptive batch size: as many programs per AOTI compile as keep a batch near a target time.
+"""Adaptive batch size: the number of programs per AOTI compile that checks the most per minute.
 
 One compile of a merged module costs a fixed part (export, C++ build, load: seconds on CPU, up
-to a minute for a first CUDA compile) plus a part per program; a bigger batch amortises the
-fixed part, but a batch that fails as a whole is bisected (each level another compile), and a
-long batch delays progress, shrinking and Ctrl-C. So the size doubles while batches finish in
-under half the target time and halves when one takes over one and a half times the target,
-or when a batch needed bisection or lost a worker (a crash or a timeout re-checks its cases).
+to a minute for a first CUDA compile) plus a part per program that grows with the module (on a
+2-core CPU a 64-program module costs more per program than a 16-program one). So the size
+climbs the measured throughput (programs per second, per size): it doubles while the doubled
+size is untried or was faster, steps back to half when the half was clearly faster, and halves
+at once when a batch needed bisection, lost a worker, or ran past 1.5x the target time (a long
+batch delays progress lines, shrinking and Ctrl-C).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MIN_BATCH = 4
 MAX_BATCH = 64
 TARGET_S = 120.0
+CLEARLY = 1.1  # a size must be this much faster to be preferred: timing noise is no reason to move
 
 
 @dataclass
@@ -24,6 +26,7 @@ class AdaptiveBatch:
     low: int = MIN_BATCH
     high: int = MAX_BATCH
     target_s: float = TARGET_S
+    rate: dict[int, float] = field(default_factory=dict)  # size -> programs per second (smoothed)
 
     def update(self, seconds: float, troubled: bool) -> int:
         """The size for the next batch, after one of ``self.size`` took ``seconds``;
@@ -32,6 +35,13 @@ class AdaptiveBatch:
             return self.size
         if troubled or seconds > 1.5 * self.target_s:
             self.size = max(self.low, self.size // 2)
-        elif seconds < 0.5 * self.target_s:
-            self.size = min(self.high, self.size * 2)
+            return self.size
+        measured = self.size / max(seconds, 1e-6)
+        old = self.rate.get(self.size)
+        self.rate[self.size] = measured if old is None else (old + measured) / 2
+        mine, up, down = self.rate[self.size], self.size * 2, self.size // 2
+        if down >= self.low and self.rate.get(down, 0.0) > CLEARLY * mine:
+            self.size = down
+        elif up <= self.high and seconds * 2 <= 1.5 * self.target_s and self.rate.get(up, float("inf")) > mine:
+            self.size = up
         return self.size

@@ -1,11 +1,25 @@
-"""Adaptive batch size: grow while batches are quick, shrink when slow or troubled."""
+"""Adaptive batch size: climb to the size that checks the most programs per second."""
 
 from fuzzaoti.batching import MAX_BATCH, MIN_BATCH, AdaptiveBatch
 
 
-def test_quick_batches_double_up_to_the_cap():
-    b = AdaptiveBatch(16, target_s=100)
-    assert [b.update(10, False) for _ in range(4)] == [32, 64, MAX_BATCH, MAX_BATCH]
+def _run(batch, seconds_for, steps):
+    sizes = []
+    for _ in range(steps):
+        sizes.append(batch.update(seconds_for(batch.size), False))
+    return sizes
+
+
+def test_grows_while_bigger_batches_are_cheaper_per_program():
+    b = AdaptiveBatch(16, target_s=1000)
+    assert _run(b, lambda n: 10 + 0.5 * n, 4) == [32, 64, MAX_BATCH, MAX_BATCH]
+
+
+def test_settles_where_per_program_cost_starts_to_grow():
+    # fixed 10 s + superlinear per-program cost: best near 16-32 programs
+    b = AdaptiveBatch(16, target_s=1000)
+    sizes = _run(b, lambda n: 10 + 0.02 * n * n, 8)
+    assert sizes[-1] in (16, 32) and sizes[-3:] == [sizes[-1]] * 3
 
 
 def test_slow_or_troubled_batches_halve_down_to_the_floor():
@@ -13,7 +27,6 @@ def test_slow_or_troubled_batches_halve_down_to_the_floor():
     assert b.update(200, False) == 8
     assert b.update(60, True) == MIN_BATCH
     assert b.update(60, True) == MIN_BATCH
-    assert b.update(80, False) == MIN_BATCH  # within the target band: stays
 
 
 def test_a_size_the_user_gave_never_changes():
