@@ -3,8 +3,9 @@
 One compile of a merged module costs a fixed part (export, C++ build, load: seconds on CPU, up
 to a minute for a first CUDA compile) plus a part per program that grows with the module (on a
 2-core CPU a 64-program module costs more per program than a 16-program one). So the size
-climbs the measured throughput (programs per second, per size): it doubles while the doubled
-size is untried or was faster, steps back to half when the half was clearly faster, and halves
+climbs the measured throughput (programs per second, per size): it doubles while the last
+doubling paid off clearly (an untried bigger size is only worth a batch while the climb is
+still going up), steps back to half when the half was clearly faster, and halves
 at once when a batch needed bisection, lost a worker, or ran past 1.5x the target time (a long
 batch delays progress lines, shrinking and Ctrl-C).
 """
@@ -42,6 +43,7 @@ class AdaptiveBatch:
         mine, up, down = self.rate[self.size], self.size * 2, self.size // 2
         if down >= self.low and self.rate.get(down, 0.0) > CLEARLY * mine:
             self.size = down
-        elif up <= self.high and seconds * 2 <= 1.5 * self.target_s and self.rate.get(up, float("inf")) > mine:
-            self.size = up
+        elif (up <= self.high and seconds * 2 <= 1.5 * self.target_s and self.rate.get(up, float("inf")) > mine
+              and (down not in self.rate or mine > CLEARLY * self.rate[down])):
+            self.size = up  # still climbing: the last doubling paid off (or this is the first step)
         return self.size

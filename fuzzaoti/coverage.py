@@ -12,7 +12,8 @@ from fuzzaoti.program import Program
 
 
 def dim_kinds(program: Program) -> set[str]:
-    """bounded / unbounded / auto / dynamic / derived / shared / static, as this program uses them."""
+    """bounded / unbounded / auto / dynamic / derived / shared / static / from data, as this
+    program uses them (from data: a size read with ``.item()`` and bounded by ``torch._check``)."""
     kinds = {("unbounded" if d.max is None else "bounded") if d.kind == "range" else d.kind for d in program.dims}
     uses: Counter = Counter()
     for spec in program.inputs:
@@ -25,6 +26,8 @@ def dim_kinds(program: Program) -> set[str]:
             uses.update({name for name, _ in affine.coefs})
     if any(n > 1 for n in uses.values()):
         kinds.add("shared")
+    if any(n.op in ("narrow_item", "narrow_to_item") for n in program.nodes):
+        kinds.add("from data (.item)")
     return kinds
 
 

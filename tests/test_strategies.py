@@ -102,3 +102,14 @@ def test_large_programs_run_in_eager_at_their_export_sizes(program):
     job = {"backend": "eager", "device": "cpu",
            "cases": [{"program": program.to_json(), "runs": [{"env": program.hint_env(), "seed": 0}]}]}
     assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass"
+
+
+def test_a_thousand_draws_cover_every_op_and_dim_kind():
+    from fuzzaoti.coverage import histograms, sample
+    from fuzzaoti.ops import OPS
+
+    hists = histograms(sample(programs(), 1000))
+    large_only = {"expand_lead", "bmm_chunked"}
+    assert set(hists["ops"]) == set(OPS) - large_only
+    assert set(hists["dim kinds"]) == {"bounded", "unbounded", "auto", "dynamic", "derived", "shared", "static",
+                                       "from data (.item)"}
