@@ -34,7 +34,7 @@ class CorpusExampleDatabase(ExampleDatabase):
         self.corpus = corpus
 
     def save(self, key: bytes, value: bytes) -> None:
-        with self.corpus.db.atomic():
+        with self.corpus.writing():
             self.corpus.db[TABLE].insert({"key": key, "value": value, "saved_at": now()}, ignore=True)
 
     def fetch(self, key: bytes) -> Iterable[bytes]:

@@ -7,6 +7,7 @@ may write one corpus at once, and a campaign killed mid-write leaves the last co
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -41,6 +42,9 @@ class Corpus:
         exists = os.path.exists(path)
         if not exists and not create:
             raise CorpusError(f"no corpus at {path} (run 'fuzzaoti fuzz --corpus {path}' to create one)")
+        if not exists:
+            _create_atomically(path)
+            exists = True
         if exists and os.path.isdir(path):
             raise CorpusError(f"{path} is a directory, not a corpus file")
         if exists:
@@ -63,6 +67,24 @@ class Corpus:
     def close(self) -> None:
         self.db.close()
 
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One write transaction that takes SQLite's write lock at its start (BEGIN IMMEDIATE).
+
+        A deferred transaction that reads first cannot upgrade to a writer once another campaign
+        has written meanwhile: SQLite fails it at once with 'database is locked' instead of
+        waiting. Taken up front, the lock waits (busy_timeout) like any other."""
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
     def __enter__(self) -> Corpus:
         return self
 
@@ -81,7 +103,7 @@ class Corpus:
             "batches": 0, "programs": 0, "runs_checked": 0, "runs_skipped": 0, "invalid": 0,
             "failures": 0, "new_findings": 0, "worker_restarts": 0,
         }
-        with self.db.atomic():
+        with self.writing():
             return self.db["campaigns"].insert(row).last_pk
 
     def update_campaign(self, campaign_id: int, counts: dict[str, int], status: str | None = None) -> None:
@@ -90,12 +112,12 @@ class Corpus:
             changes["status"] = status
             if status != "running":
                 changes["finished_at"] = changes["updated_at"]
-        with self.db.atomic():
+        with self.writing():
             self.db["campaigns"].update(campaign_id, changes)
 
     def claim_campaign(self, campaign_id: int) -> None:
         """Mark a stored campaign as running again, in this process (for ``--resume``)."""
-        with self.db.atomic():
+        with self.writing():
             self.db["campaigns"].update(campaign_id, {"status": "running", "host": socket.gethostname(),
                                                       "pid": os.getpid(), "updated_at": now()})
 
@@ -123,7 +145,7 @@ class Corpus:
         """
         stamp = now()
         key = (signature, device, canary or "")
-        with self.db.atomic():
+        with self.writing():
             rows = list(self.db["findings"].rows_where(
                 "signature = ? and device = ? and canary = ?", key, select="id, hits"))
             if rows:
@@ -158,13 +180,13 @@ class Corpus:
     def set_shrunk(self, finding_id: int, program_json: str, runs: list[dict[str, Any]], note: str) -> None:
         """Store the minimal program and runs that still show finding ``finding_id``'s signature."""
         self.finding(finding_id)
-        with self.db.atomic():
+        with self.writing():
             self.db["findings"].update(finding_id, {
                 "shrunk_program": program_json, "shrunk_runs": json.dumps(runs), "shrink_note": note})
 
     def set_triage(self, finding_id: int, ladder: dict[str, str], workarounds: dict[str, str]) -> None:
         self.finding(finding_id)
-        with self.db.atomic():
+        with self.writing():
             self.db["findings"].update(finding_id, {"triage": json.dumps(ladder), "workarounds": json.dumps(workarounds)})
 
     def set_status(self, finding_id: int, status: str, known_note: str | None = None) -> None:
@@ -174,8 +196,30 @@ class Corpus:
         changes = {"status": status, "last_seen": now()}
         if known_note is not None:
             changes["known_note"] = known_note
-        with self.db.atomic():
+        with self.writing():
             self.db["findings"].update(finding_id, changes)
+
+
+def _create_atomically(path: str) -> None:
+    """Build a new corpus beside ``path`` and link it into place, so a campaign starting at the
+    same moment never sees a half-made file (it finds either nothing or a whole corpus)."""
+    tmp = f"{path}.new-{os.getpid()}"
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")  # persistent: openers need not switch it (a lock)
+            migrations.migrate(sqlite_utils.Database(conn))
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)  # fails if another process made the corpus first: then use theirs
+        except FileExistsError:
+            pass
+    except OSError as exc:
+        raise CorpusError(f"cannot create corpus {path}: {exc.strerror}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _check_is_corpus(path: str) -> None:

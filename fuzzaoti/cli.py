@@ -367,7 +367,9 @@ def recheck(corpus_path, backend) -> None:
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
 @click.option("--backend", type=click.Choice(["aoti", "eager", "aot_eager", "inductor", "fake"]), default="aoti",
               show_default=True)
-def check(files, device, inject, backend) -> None:
+@click.option("--record", "record_path", default=None, type=click.Path(dir_okay=False),
+              help="Also store each failure as a finding in this corpus (for report, replay, triage).")
+def check(files, device, inject, backend, record_path) -> None:
     """Check hand-written program files (JSON: a program, or {"program", "runs"} as in
     corpus/known/) against eager, all compiled as one batch. Exits 1 if any fails."""
     from fuzzaoti.errors import InvalidProgram
@@ -396,8 +398,30 @@ def check(files, device, inject, backend) -> None:
         else:
             verdict = "passes" if outcome.passed else f"invalid: {outcome.message.strip()[:200]}"
         click.echo(f"{path}: {verdict}")
+    if record_path is not None:
+        _record_checked(record_path, device, inject, cases, outcomes)
     if any(o.is_finding for o in outcomes):
         sys.exit(1)
+
+
+def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
+    """Store ``check``'s failures as findings (outside any campaign), naming known bugs."""
+    from fuzzaoti import compat
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.known import KnownList
+    from fuzzaoti.signature import signature
+
+    known, versions = KnownList.load(corpus_path), compat.torch_versions()
+    with Corpus.open(corpus_path, create=True) as corpus:
+        for case, outcome in zip(cases, outcomes):
+            if not outcome.is_finding:
+                continue
+            sig = signature(outcome, case.program)
+            bug = None if canary else known.match(sig)
+            runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
+            fid, new = corpus.record_failure(None, device, canary, sig, outcome.to_dict(), case.program.to_json(),
+                                             runs, versions, known_note=bug.note if bug else None)
+            click.echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")
 
 
 @main.command()

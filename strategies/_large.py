@@ -32,9 +32,13 @@ def big_bmm(b) -> str:
     """A bmm over a batch past 65535: dynamic, or static and split into chunks that are
     concatenated again (the seeds' hand remedy, itself a program worth compiling)."""
     chunked = b.draw(st.booleans())
-    batch = b.draw(st.sampled_from(b.profile.big_sizes)) if chunked else big_dim(b)
     n, k, p = (b.draw(st.integers(1, b.profile.max_const)) for _ in range(3))
     dtype = b.draw(st.sampled_from(("float16", "float32", "bfloat16")))
+    if chunked:  # a static batch cannot be shrunk to fit --max-bytes later: only sizes that fit now
+        itemsize = 4 if dtype == "float32" else 2
+        fitting = [s for s in b.profile.big_sizes if itemsize * s * (n * k + k * p) <= b.profile.max_bytes]
+        chunked = bool(fitting)
+    batch = b.draw(st.sampled_from(fitting)) if chunked else big_dim(b)
     a = b.add_input(dtype, (batch, n, k))
     mat2 = b.add_input(dtype, (batch, k, p))
     if chunked:

@@ -116,7 +116,7 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for seed in (1, 2)]
     results = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], results
+    assert [p.returncode for p in procs] == [0, 0], [err[-800:] for _, err in results]
     conn = sqlite3.connect(db)
     assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
     conn.close()

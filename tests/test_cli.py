@@ -72,8 +72,14 @@ def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault)
     ok = run("check", "--backend", "eager", known)
     assert ok.exit_code == 0 and ok.output.strip().endswith(": passes"), ok.output
     fake_fault("mul:wrong")
-    bad = run("check", "--backend", "fake", known)
-    assert bad.exit_code == 1 and "FAILS compare/mismatch/" in bad.output
+    db = str(tmp_path / "c.db")
+    bad = run("check", "--backend", "fake", "--record", db, known)
+    assert bad.exit_code == 1 and "FAILS compare/mismatch/" in bad.output and "stored as finding 1" in bad.output
+    from fuzzaoti.corpus import Corpus
+
+    with Corpus.open(db) as corpus:
+        (finding,) = corpus.findings()
+    assert finding["signature"].startswith("compare/mismatch/") and finding["signature"] in bad.output
     garbage = tmp_path / "p.json"
     garbage.write_text('{"program": {"version": 1}}')
     assert run_exit("check", str(garbage)) == 2
