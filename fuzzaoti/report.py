@@ -43,7 +43,8 @@ def render_report(finding: dict, repro_name: str, env_text: str, relatives: list
         f"Found by [fuzzaoti](https://pypi.org/project/fuzzaoti/) (finding {finding['id']}, signature "
         f"`{finding['signature']}`, {finding['hits']} hit(s)). A program exported with `torch.export` with "
         f"dynamic dims {dims} and compiled with `torch._inductor.aoti_compile_and_package` "
-        f"disagrees with eager at runtime dims {dict(case.runs[0][0]) if case.runs else {}}.",
+        f"{_what_goes_wrong(finding['stage'], finding['symptom'])} "
+        f"at runtime dims {dict(case.runs[0][0]) if case.runs else {}}.",
         "",
     ]
     if finding["canary"]:
@@ -86,3 +87,13 @@ def write_report(finding: dict, directory: str, relatives: list[int] = ()) -> tu
     with open(report_path, "w") as f:
         f.write(render_report(finding, os.path.basename(repro_path), collect_env(), relatives))
     return report_path, repro_path
+
+
+def _what_goes_wrong(stage: str, symptom: str) -> str:
+    """The report's one-phrase summary of a failure, by the stage it happened in."""
+    if symptom == "mismatch":
+        return "disagrees with eager"
+    verb = {"crash": "crashes", "timeout": "hangs"}.get(symptom, "raises")
+    where = {"export": "in torch.export", "compile": "while compiling", "load": "while loading the package",
+             "run": "when run"}.get(stage, f"at stage {stage}")
+    return f"{verb} {where}, checked"

@@ -25,6 +25,7 @@ def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, fake_fa
     for section in ("# [AOTInductor]", "### 🐛 Describe the bug", "```python", "### Expected and actual",
                     "### Triage", "### Versions", "PyTorch version: test", "topic: fuzzer", "Shrunk by fuzzaoti"):
         assert section in text, section
+    assert "disagrees with eager at runtime dims" in text  # a wrong result, said as such
     repro = (tmp_path / "r" / "repro-1.py").read_text()
     compile(repro, "repro-1.py", "exec")
     assert not re.search(r"^\s*(import|from)\s+fuzzaoti", repro, re.M)
@@ -50,3 +51,11 @@ def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):
         done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", *command, "--corpus", db],
                               capture_output=True, text=True)
         assert done.returncode == 2 and done.stderr.strip() == f"error: no finding with id 9 in {db}", command
+
+
+def test_a_failure_that_raises_is_not_called_a_disagreement():
+    from fuzzaoti.report import _what_goes_wrong
+
+    assert _what_goes_wrong("compile", "exception") == "raises while compiling, checked"
+    assert _what_goes_wrong("run", "crash") == "crashes when run, checked"
+    assert _what_goes_wrong("compare", "mismatch") == "disagrees with eager"
