@@ -12,19 +12,14 @@ from fuzzaoti.strategies import Case
 def finding_case(finding: dict) -> Case:
     """The finding's shrunk case when it was shrunk, else the case as found."""
     program = Program.from_json(finding.get("shrunk_program") or finding["program"])
-    runs = json.loads(finding.get("shrunk_runs") or finding["runs"])
-    return Case(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
+    return Case.from_run_dicts(program, json.loads(finding.get("shrunk_runs") or finding["runs"]))
 
 
 def file_case(data: dict) -> Case:
     """A case from a hand-written JSON file: ``{"program": {...}, "runs": [...]}`` (the form of
     ``corpus/known/*.json``), or a bare program checked at its export-time sizes."""
-    if "program" not in data:
-        program = Program.from_dict(data)
-        return Case(program, ((tuple(sorted((d.name, d.hint) for d in program.dims)), 0),))
-    program = Program.from_dict(data["program"])
-    runs = data.get("runs") or [{"env": {d.name: d.hint for d in program.dims}, "seed": 0}]
-    return Case(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
+    program = Program.from_dict(data["program"] if "program" in data else data)
+    return Case.from_run_dicts(program, data.get("runs") or [{"env": program.hint_env(), "seed": 0}])
 
 
 def finding_repro(finding: dict) -> str:

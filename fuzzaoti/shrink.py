@@ -185,8 +185,8 @@ def shrink_finding(corpus, finding_id: int, check: Check, budget_s: float,
 
     finding = corpus.finding(finding_id)
     program = Program.from_json(finding["program"])
-    runs = tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in json.loads(finding["runs"]))
-    result = shrink(Case(program, runs), finding["signature"], check, budget_s, log)
+    result = shrink(Case.from_run_dicts(program, json.loads(finding["runs"])), finding["signature"], check,
+                    budget_s, log)
     final = signature(result.outcome, result.case.program)
     same = result.outcome.is_finding and same_bug(final, finding["signature"])
     note = (f"{len(program.nodes)} -> {len(result.case.program.nodes)} ops in {result.rounds} rounds, "

@@ -22,6 +22,11 @@ class Case:
     def run_dicts(self) -> list[dict]:
         return [{"env": dict(env), "seed": seed} for env, seed in self.runs]
 
+    @classmethod
+    def from_run_dicts(cls, program: Program, runs: list[dict]) -> Case:
+        """The inverse of ``run_dicts``: runs as stored in a corpus or a program file."""
+        return cls(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
+
 
 def _boundaries(lo: int, hi: int) -> list[int]:
     """min, max, and the sizes around powers of two in between (where element counts cross them)."""
