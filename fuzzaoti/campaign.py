@@ -22,7 +22,7 @@ from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.batching import MAX_BATCH, AdaptiveBatch
-from fuzzaoti.known import KnownList
+from fuzzaoti.known import KnownBug, KnownList
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
 from fuzzaoti.shrink import shrink_finding
@@ -210,12 +210,8 @@ class Campaign:
 
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
-        runs = ([{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts())
-        sig = signature(outcome, case.program)
-        known = None if s.canary else self.known.match(sig)
-        fid, new = self.corpus.record_failure(
-            self.campaign_id, s.device, s.canary, sig, outcome.to_dict(),
-            case.program.to_json(), runs, self.versions, known_note=known.note if known else None)
+        fid, new, sig, known = store_failure(self.corpus, self.known, self.campaign_id, s.device, s.canary,
+                                             case, outcome, self.versions)
         if new and known:
             self.echo(f"  known finding {fid} ({known.note}): {sig}")
         elif new:
@@ -257,6 +253,18 @@ class Campaign:
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
                 f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else ""))
+
+
+def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, device: str, canary: str | None,
+                  case: Case, outcome: Outcome, versions: dict) -> tuple[int, bool, str, KnownBug | None]:
+    """Record a failing case in the corpus (a new finding or one more hit), ``known`` when its
+    signature is on the known-bug list. Returns (finding id, is new, signature, known bug)."""
+    runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
+    sig = signature(outcome, case.program)
+    bug = known.match(sig, canary)
+    fid, new = corpus.record_failure(campaign_id, device, canary, sig, outcome.to_dict(), case.program.to_json(),
+                                     runs, versions, known_note=bug.note if bug else None)
+    return fid, new, sig, bug
 
 
 def _refuse_if_alive(row: dict) -> None:

@@ -407,21 +407,16 @@ def check(files, device, inject, backend, record_path) -> None:
 def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
     """Store ``check``'s failures as findings (outside any campaign), naming known bugs."""
     from fuzzaoti import compat
+    from fuzzaoti.campaign import store_failure
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.known import KnownList
-    from fuzzaoti.signature import signature
 
     known, versions = KnownList.load(corpus_path), compat.torch_versions()
     with Corpus.open(corpus_path, create=True) as corpus:
         for case, outcome in zip(cases, outcomes):
-            if not outcome.is_finding:
-                continue
-            sig = signature(outcome, case.program)
-            bug = None if canary else known.match(sig)
-            runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
-            fid, new = corpus.record_failure(None, device, canary, sig, outcome.to_dict(), case.program.to_json(),
-                                             runs, versions, known_note=bug.note if bug else None)
-            click.echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")
+            if outcome.is_finding:
+                fid, new, _, _ = store_failure(corpus, known, None, device, canary, case, outcome, versions)
+                click.echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")
 
 
 @main.command()
@@ -436,7 +431,7 @@ def known(corpus_path, known_file) -> None:
     with Corpus.open(corpus_path) as corpus:
         marked = 0
         for f in list(corpus.findings("new")):
-            bug = None if f["canary"] else bugs.match(f["signature"])
+            bug = bugs.match(f["signature"], f["canary"])
             if bug is not None:
                 corpus.set_status(f["id"], "known", known_note=bug.note)
                 click.echo(f"finding {f['id']} is known: {bug.note}")

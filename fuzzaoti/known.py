@@ -45,8 +45,9 @@ class KnownList:
     def __init__(self, bugs: list[KnownBug]):
         self.bugs = bugs
 
-    def match(self, signature: str) -> KnownBug | None:
-        return next((b for b in self.bugs if b.matches(signature)), None)
+    def match(self, signature: str, canary: str | None = None) -> KnownBug | None:
+        """The first bug whose pattern fits; never one for a canary's failure (the injected fault)."""
+        return None if canary else next((b for b in self.bugs if b.matches(signature)), None)
 
     @classmethod
     def load(cls, corpus_path: str, user_file: str | None = None) -> KnownList:
