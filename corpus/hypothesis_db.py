@@ -2,7 +2,7 @@
 
 A campaign's Hypothesis test never fails (a failure is recorded as a finding, not raised), so
 Hypothesis itself would never save an example. The campaign saves the choice sequence of every
-batch that produced a failure (``save_current_example``) under a key naming the kind of batch
+batch that produced a failure (``compat.current_choices_bytes``) under a key naming the kind of batch
 (device, profile, batch size, canary), and the next campaign's *reuse* phase replays those
 choices before generating anything new: the same programs and shapes, checked on today's torch.
 
@@ -50,6 +50,6 @@ class CorpusExampleDatabase(ExampleDatabase):
         return self.corpus.db[TABLE].count
 
 
-def batch_key(device: str, profile: str, batch_size: int, runs: int, canary: str | None) -> bytes:
+def batch_key(device: str, profile: str, batch_size: int | str, runs: int, canary: str | None) -> bytes:
     """One key per kind of batch: choices replay into the strategy they were drawn from."""
     return f"fuzzaoti:{device}:{profile}:{batch_size}:{runs}:{canary or ''}".encode()

@@ -68,7 +68,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Programs compiled together as one AOTI module.  [default: adaptive, 4 to 64, "
-                   "starting at 16, keeping a batch near two minutes]")
+                   "starting at 16, climbing to the size that checks the most programs per minute]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes.  [default: 1 on cpu; one per GPU on cuda]")
 @click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "

@@ -23,7 +23,7 @@ def module_source(program: Program) -> str:
     any helper its op templates call)."""
     args = ", ".join(["self"] + [i.name for i in program.inputs])
     used = [src for name, src in HELPERS.items() if any(name + "(" in OPS[n.op].template for n in program.nodes)]
-    lines = [src for src in used] + ["class Repro(torch.nn.Module):", f"    def forward({args}):"]
+    lines = used + ["class Repro(torch.nn.Module):", f"    def forward({args}):"]
     for node in program.nodes:
         lines.append(f"        {node.name} = {OPS[node.op].render(node)}")
     lines.append(f"        return ({''.join(o + ', ' for o in program.outputs)})")

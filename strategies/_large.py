@@ -9,7 +9,7 @@
   (batch × length) crosses 2**31 and 2**32 while its inputs stay a few hundred kilobytes:
   exactly where 32-bit index arithmetic overflows.
 
-Both declare big dims with a *small* export-time example size, so the sizes AOTI compiles for
+Each declares its big dims with a *small* export-time example size, so the sizes AOTI compiles for
 are far from the sizes it runs at.
 """
 
