@@ -70,7 +70,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Programs compiled together as one AOTI module.  [default: adaptive, 4 to 64, "
                    "starting at 16, climbing to the size that checks the most programs per minute]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes.  [default: 1 on cpu; one per GPU on cuda]")
+              help="Worker processes.  [default: 1 on cpu; on cuda one per GPU, two per GPU with 16+ CPU cores each]")
 @click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "
               "[default: the visible GPUs]")
 @click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
@@ -189,15 +189,16 @@ def list_(corpus_path, status, by_family) -> None:
 def show(finding_id, corpus_path, as_json) -> None:
     """Show one finding: its signature, program, failing shapes and error."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.program import Program
     from fuzzaoti.render import module_source
+    from fuzzaoti.repro import finding_case
 
     with Corpus.open(corpus_path) as corpus:
         f = corpus.finding(finding_id)
     if as_json:
         click.echo(json.dumps(f, indent=2))
         return
-    program = Program.from_json(f["program"])
+    case = finding_case(f)  # the shrunk program and shapes once shrunk: what a maintainer reads
+    program = case.program
     click.echo(f"finding {f['id']} [{f['status']}] hits={f['hits']} first {f['first_seen']} last {f['last_seen']}")
     if f.get("known_note"):
         click.echo(f"known upstream: {f['known_note']}")
@@ -205,7 +206,9 @@ def show(finding_id, corpus_path, as_json) -> None:
     click.echo(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
                + (f" canary {f['canary']}" if f["canary"] else ""))
     click.echo(f"message: {f['message'][:1000]}")
-    click.echo(f"failing runs: {f['runs']}")
+    if f.get("shrink_note"):
+        click.echo(f"shrunk: {f['shrink_note']}")
+    click.echo(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")
     click.echo("dims: " + ", ".join(f"{d.name}[{d.min}..{d.max if d.max is not None else 'inf'}] {d.kind} hint={d.hint}"
                                     for d in program.dims))
     click.echo("inputs: " + ", ".join(f"{i.name}:{i.dtype}{list(i.shape)}" for i in program.inputs))
@@ -240,7 +243,7 @@ def replay(finding_id, corpus_path, inject, device) -> None:
 @corpus_option
 @click.option("--minutes", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Time budget.")
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
-              help="Shrink with this canary installed (a canary finding needs it).")
+              help="Shrink with this canary installed.  [default: the finding's own canary]")
 @click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True)
 def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
     """Shrink a finding to the smallest program and shape with the same signature."""
@@ -291,21 +294,26 @@ def strategies(n, device, profile, seed) -> None:
 
 
 def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "aoti"):
-    """A worker pool on the finding's device (checked to exist), with the canary if asked."""
+    """A worker pool on the finding's device (checked to exist), with the canary if asked, else
+    the canary the finding was found under: without its fault a canary finding cannot fail, so
+    shrinking or triaging it would only report that it no longer reproduces."""
     from fuzzaoti.pool import WorkerPool
     from fuzzaoti.worker import WorkerConfig
 
-    device = corpus.finding(finding_id)["device"]
-    if device == "cuda":
+    finding = corpus.finding(finding_id)
+    if finding["device"] == "cuda":
         _require_cuda()
-    return WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
+    if inject is None and finding["canary"]:
+        inject = finding["canary"]
+        click.echo(f"finding {finding_id} was found under canary {inject}: installing it (--inject to choose)")
+    return WorkerPool(WorkerConfig(device=finding["device"], backend=backend, canary=inject))
 
 
 @main.command()
 @click.argument("finding_id", type=int)
 @corpus_option
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
-              help="Triage with this canary installed (a canary finding needs it).")
+              help="Triage with this canary installed.  [default: the finding's own canary]")
 def triage(finding_id, corpus_path, inject) -> None:
     """Which stage introduces a finding (eager, aot_eager, inductor, AOTI) and which hand
     remedies (bounded Dim max, int32 indices, static shapes, default configs) make it pass."""
