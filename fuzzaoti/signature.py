@@ -15,6 +15,10 @@ from fuzzaoti.outcome import Outcome
 from fuzzaoti.program import Program
 
 _VOLATILE = [
+    # g++ quotes names as 'x' in the C locale and as ‘x’ in a UTF-8 one (the H200's)
+    (re.compile("[\u2018\u2019`]"), "'"),
+    (re.compile("[\u201c\u201d]"), '"'),
+    (re.compile(r"; did you mean '[^']*'\?"), ""),  # g++'s guess depends on the symbols around
     (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
     (re.compile(r"(/[\w.\-+]+)+"), "PATH"),
     (re.compile(r"\b[su]\d+\b"), "SYM"),
