@@ -27,7 +27,7 @@ from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
-from fuzzaoti.strategies import Case, cases, programs
+from fuzzaoti.strategies import Case, cases, config_sets, programs
 from fuzzaoti.triage import triage_finding
 from fuzzaoti.worker import WorkerConfig
 
@@ -92,7 +92,7 @@ class Campaign:
         self.programs_before = 0
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
-        self.per_worker = ""  # progress per worker / GPU, when there is more than one or a GPU
+        self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
         self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
 
     @classmethod
@@ -116,10 +116,10 @@ class Campaign:
     # ---- phases ----------------------------------------------------------------------------
     def run(self) -> Counts:
         s = self.settings
-        pool = WorkerPool(
+        pool = self.pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout),
-            workers=s.workers or (len(_gpu_ids(s.gpus)) if s.device == "cuda" else 1),
+            workers=s.workers or default_workers(s.device, s.gpus),
             worker_env=(lambda k: _pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
         )
         self.versions = compat.torch_versions()
@@ -150,11 +150,17 @@ class Campaign:
 
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings
-        drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes)
         # an adaptive campaign draws MAX_BATCH cases per example and checks the first `size`
         drawn = s.batch_size or MAX_BATCH
-        batch = st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=s.max_bytes),
-                         min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
+
+        def batch_of(configs: dict) -> st.SearchStrategy[list[Case]]:
+            drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes, configs=configs)
+            return st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=s.max_bytes),
+                            min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
+
+        # compile configs are drawn per batch, not per program: only programs that share their
+        # configs compile as one module, so per-program configs cost one compile per config set
+        batch = st.sampled_from(config_sets(s.device)).flatmap(batch_of)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
@@ -200,8 +206,6 @@ class Campaign:
                 c.failures += 1
                 self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
-        if len(pool.workers) > 1 or self.settings.device == "cuda":
-            self.per_worker = pool.describe_workers()
         self.corpus.update_campaign(self.campaign_id, c.stored())
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
@@ -245,14 +249,18 @@ class Campaign:
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
                 f"{c.worker_restarts} worker restarts, next batch {self.batching.size}")
-        return line + (" | " + self.per_worker if self.per_worker else "")
+        pool = self.pool
+        if pool is not None and (len(pool.workers) > 1 or self.settings.device == "cuda"):
+            line += " | " + pool.describe_workers()
+        return line
 
     def summary(self, status: str) -> str:
         c = self.counts
         return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
                 f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}"
-                + (f", {c.replayed} past failing batches replayed" if c.replayed else ""))
+                + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
+                + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
 
 
 def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, device: str, canary: str | None,
@@ -291,6 +299,20 @@ def _gpu_ids(gpus: str | None) -> list[str]:
         return [g.strip() for g in gpus.split(",") if g.strip()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     return (visible.split(",") if visible else [str(i) for i in range(_gpu_count())]) or ["0"]
+
+
+def default_workers(device: str, gpus: str | None) -> int:
+    """One worker on cpu; on cuda one per GPU, two where each GPU has 16 or more CPU cores.
+
+    A worker's GPU idles while it compiles (export, Inductor, g++: CPU work), so a second
+    worker on the same GPU compiles its half of the batch meanwhile; more than two would fight
+    over the cores that Triton's parallel kernel compiles use."""
+    import os
+
+    if device != "cuda":
+        return 1
+    n_gpus = len(_gpu_ids(gpus))
+    return n_gpus * (2 if (os.cpu_count() or 1) >= 16 * n_gpus else 1)
 
 
 def _pin_gpu(k: int, gpus: str | None) -> dict[str, str]:

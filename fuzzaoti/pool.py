@@ -8,6 +8,8 @@ case has shown it on its own.
 
 from __future__ import annotations
 
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
@@ -19,9 +21,20 @@ from fuzzaoti.worker import Worker, WorkerConfig
 
 @dataclass
 class PoolStats:
+    """What the pool's time went to: a batch that fails as a whole costs its bisection's
+    compiles, so a high failure rate, not compile speed, can bound a campaign's throughput."""
+
     batches: int = 0
     compiles: int = 0
     bisections: int = 0
+    compile_s: float = 0.0  # worker-seconds in compiles (and runs) of whole groups
+    bisect_compiles: int = 0  # compiles of halves of a group that failed as a whole
+    bisect_s: float = 0.0
+
+    def describe(self) -> str:
+        total = self.compile_s + self.bisect_s
+        return (f"{self.compiles} compiles, {self.bisect_compiles} of them bisecting failed batches "
+                f"({100 * self.bisect_s / total if total else 0:.0f}% of worker time)")
 
 
 class WorkerPool:
@@ -31,6 +44,7 @@ class WorkerPool:
         self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())))
                         for k in range(max(1, workers))]
         self.stats = PoolStats()
+        self._stats_lock = threading.Lock()  # workers' threads add to the stats
         self.checked = [0] * len(self.workers)  # programs each worker has checked
 
     @property
@@ -69,21 +83,23 @@ class WorkerPool:
             parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts")
         return "; ".join(parts)
 
-    def _resolve(self, worker: Worker, cases: list[Case], backend: str | None = None) -> list[Outcome]:
+    def _resolve(self, worker: Worker, cases: list[Case], backend: str | None = None,
+                 bisecting: bool = False) -> list[Outcome]:
         groups: dict[tuple, list[int]] = {}
         for index, case in enumerate(cases):
             groups.setdefault(case.program.configs, []).append(index)
         if len(groups) > 1:  # only programs compiled with the same inductor configs can share a module
             indices = list(groups.values())
-            return _in_order(len(cases), indices,
-                             [self._resolve(worker, [cases[i] for i in group], backend) for group in indices])
-        self.stats.compiles += 1
+            return _in_order(len(cases), indices, [self._resolve(worker, [cases[i] for i in group], backend, bisecting)
+                                                   for group in indices])
         job = {
             "backend": backend or worker.config.backend,
             "device": worker.config.device,
             "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in cases],
         }
+        started = time.monotonic()
         result = worker.check(job)
+        self._count_compile(time.monotonic() - started, bisecting)
         if result["batch"] is None:
             return [Outcome.from_dict(o) for o in result["cases"]]
         if len(cases) == 1:
@@ -92,9 +108,20 @@ class WorkerPool:
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
             return [outcome]
-        self.stats.bisections += 1
+        with self._stats_lock:
+            self.stats.bisections += 1
         half = len(cases) // 2
-        return self._resolve(worker, cases[:half], backend) + self._resolve(worker, cases[half:], backend)
+        return (self._resolve(worker, cases[:half], backend, bisecting=True)
+                + self._resolve(worker, cases[half:], backend, bisecting=True))
+
+    def _count_compile(self, seconds: float, bisecting: bool) -> None:
+        with self._stats_lock:
+            self.stats.compiles += 1
+            if bisecting:
+                self.stats.bisect_compiles += 1
+                self.stats.bisect_s += seconds
+            else:
+                self.stats.compile_s += seconds
 
 
 def _in_order(count: int, groups: list[list[int]], outcomes: list[list[Outcome]]) -> list[Outcome]:

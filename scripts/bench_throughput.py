@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 
@@ -53,16 +54,17 @@ def naive(minutes: float, device: str, seed: int) -> tuple[int, float]:
     return done[0], time.monotonic() - started
 
 
-def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int) -> tuple[int, float]:
+def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int | None,
+             path: str | None) -> tuple[int, float]:
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
-    path = os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-bench-"), "bench.db")
+    path = path or os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-bench-"), "bench.db")
     started = time.monotonic()
     with Corpus.open(path, create=True) as corpus:
         counts = Campaign(corpus, CampaignSettings(device=device, minutes=minutes, seed=seed, batch_size=batch_size,
                                                    workers=workers, shrink_minutes=0, triage=False),
-                          echo=lambda line: None).run()
+                          echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True)).run()
     return counts.programs, time.monotonic() - started
 
 
@@ -71,8 +73,11 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=3.0, help="minutes for each of the two runs")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--batch-size", type=int, default=None, help="fixed batch size (default: adaptive)")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="fuzzaoti's worker processes (default: the campaign's own default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus", default=None,
+                        help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one)")
     args = parser.parse_args()
     from fuzzaoti import compat
 
@@ -81,14 +86,17 @@ def main() -> None:
     n_naive, t_naive = naive(args.minutes, args.device, args.seed)
     print(f"naive loop: {n_naive} programs in {t_naive:.0f} s = {60 * n_naive / t_naive:.1f} programs/min "
           f"({t_naive / max(n_naive, 1):.1f} s per program, about one AOTI compile each)", flush=True)
-    n_fuzz, t_fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, args.workers)
+    from fuzzaoti.campaign import default_workers
+
+    workers = args.workers or default_workers(args.device, None)
+    n_fuzz, t_fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers, args.corpus)
     print(f"fuzzaoti:   {n_fuzz} programs in {t_fuzz:.0f} s = {60 * n_fuzz / t_fuzz:.1f} programs/min "
           f"({t_fuzz / max(n_fuzz, 1):.2f} s per program)", flush=True)
     ratio = (n_fuzz / t_fuzz) / max(n_naive / t_naive, 1e-9)
     per_compile = (t_fuzz / max(n_fuzz, 1)) / max(t_naive / max(n_naive, 1), 1e-9)
     print(f"ratio: fuzzaoti checks {ratio:.1f}x the programs per minute of the naive loop; "
           f"per-program cost = {per_compile:.2f} of one AOTI compile "
-          f"(device {args.device}, batch {args.batch_size or 'adaptive'}, workers {args.workers}, {args.minutes:g} min each)")
+          f"(device {args.device}, batch {args.batch_size or 'adaptive'}, workers {workers}, {args.minutes:g} min each)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #           bash scripts/gpu_check.sh collect           wait for that campaign, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh bench MINUTES     scripts/bench_throughput.py on the GPU
+#           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -101,11 +102,40 @@ collect)
     DB=$OUT/unattended.db
     step fuzzaoti list --corpus "$DB"
     ;;
+canary-report)
+    # issue acceptance: a canary failure in a program of 5 ops shrinks to <= 2 ops with the same
+    # signature, and the report's repro exits nonzero with the canary and zero without it
+    DEVICE=${DEVICE:-cuda}
+    python3 - "$OUT/five-op.json" <<'PY'
+import json, sys
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+p = Program(
+    dims=(DimSpec("b", 2, None, 6, "auto"), DimSpec("n", 2, 40, 9)),
+    inputs=(InputSpec("x0", "float16", ("b", "n", 4)), InputSpec("x1", "float16", ("b", 4, 5)),
+            InputSpec("i0", "int32", (3,), Values("int", 0, "n"))),
+    nodes=(Node("t0", "bmm", ("x0", "x1")), Node("t1", "index_select", ("t0", "i0"), (("dim", 1),)),
+           Node("t2", "relu", ("t1",)), Node("t3", "affine", ("t2",), (("scale", 2.0), ("shift", 1.0))),
+           Node("t4", "sum", ("t3",), (("dim", 2),))),
+    outputs=("t4", "t1")).validate()
+json.dump({"program": json.loads(p.to_json()),
+           "runs": [{"env": {"b": 3, "n": 9}, "seed": 0}, {"env": {"b": 5, "n": 17}, "seed": 1}]},
+          open(sys.argv[1], "w"), indent=1)
+PY
+    step timeout 200 fuzzaoti check --device "$DEVICE" --inject bmm-batch-rotate --record "$DB" "$OUT/five-op.json"
+    step timeout 200 fuzzaoti shrink 1 --minutes "${2:-2}" --corpus "$DB"
+    step fuzzaoti show 1 --corpus "$DB"
+    step fuzzaoti report 1 --corpus "$DB" --dir "$OUT"
+    ls "$OUT"
+    R=$(ls "$OUT"/*.py | head -1)
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 -m fuzzaoti.canaries bmm-batch-rotate "$R" 2>&1 | tail -5
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 "$R" 2>&1 | tail -5
+    ;;
 check)
-    CXX=${FUZZAOTI_CXX:-g++} step timeout 400 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 240 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json
     ;;
 bench)
-    step timeout 560 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "${2:-2.5}"
+    step timeout 570 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "${2:-2.5}" --corpus "$DB"
+    step fuzzaoti list --corpus "$DB"
     ;;
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements

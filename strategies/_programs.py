@@ -413,7 +413,8 @@ def _epilogue(b: _Builder, t: str) -> str:
 
 
 @st.composite
-def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epilogue: int) -> Program:
+def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
+              configs: dict[str, Any] | None) -> Program:
     b = _Builder(draw, profile)
     t = _CORE[draw(st.sampled_from(ops))](b)
     outputs = [t]
@@ -430,12 +431,21 @@ def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epi
         outputs.append(b.nodes[0].name)
     if outputs[-1] != t:
         outputs.insert(0, t)
-    configs = draw(st.sampled_from([c for c in CONFIG_SETS[device] if all(map(compat.config_supported, c))]))
+    if configs is None:
+        configs = draw(st.sampled_from(config_sets(device)))
     return b.program(tuple(dict.fromkeys(outputs)), configs)
 
 
+def config_sets(device: str) -> list[dict[str, Any]]:
+    """The compile config sets drawn on ``device`` that the installed torch supports."""
+    if device not in CONFIG_SETS:
+        raise InvalidArgument(f"device={device!r} must be one of {sorted(CONFIG_SETS)}")
+    return [c for c in CONFIG_SETS[device] if all(map(compat.config_supported, c))]
+
+
 def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] | None = None,
-             max_epilogue: int = 3, max_bytes: int | None = None) -> st.SearchStrategy[Program]:
+             max_epilogue: int = 3, max_bytes: int | None = None,
+             configs: dict[str, Any] | None = None) -> st.SearchStrategy[Program]:
     """Valid AOTI test programs: a bmm/matmul or int64-indexing core op, maybe a second one
     chained on its result, then up to ``max_epilogue`` fusable pointwise/cast/reduction ops.
 
@@ -443,9 +453,12 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
     derived (``2*d``, ``d+1``); index tensors are int64 or int32 with values valid at every
     size in range. Shrinks towards one bounded dim, float32 ``bmm``, no epilogue, default configs.
     ``profile="large"`` draws the large core ops (``strategies/_large.py``) within ``max_bytes``.
+    ``configs`` fixes the Inductor configs (one of ``config_sets(device)``) instead of drawing
+    them: programs that share configs can be compiled as one module.
     """
-    if device not in CONFIG_SETS:
-        raise InvalidArgument(f"device={device!r} must be one of {sorted(CONFIG_SETS)}")
+    if configs is not None and configs not in config_sets(device):
+        raise InvalidArgument(f"configs={configs!r} must be one of {config_sets(device)}")
+    config_sets(device)  # validates device
     prof = get_profile(profile, max_bytes)
     if ops is None:
         ops = LARGE_OPS if prof.big_sizes else CORE_OPS
@@ -456,4 +469,4 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
         raise InvalidArgument(f"ops {sorted(set(ops) & set(LARGE_OPS))} need profile='large', not {profile!r}")
     if max_epilogue < 0:
         raise InvalidArgument(f"Cannot have max_epilogue={max_epilogue} < 0")
-    return _programs(device, prof, tuple(ops), max_epilogue)
+    return _programs(device, prof, tuple(ops), max_epilogue, configs)

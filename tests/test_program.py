@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -40,3 +41,15 @@ def test_validation_names_the_problem(bmm_index_program, mutate, message):
 def test_not_json():
     with pytest.raises(InvalidProgram, match="not valid JSON"):
         Program.from_json("{nope")
+
+
+def test_autotuning_programs_compile_with_the_fuzzing_timing_budget(five_op_program):
+    from fuzzaoti import compat
+    from fuzzaoti.backends.base import AUTOTUNE_BUDGET, inductor_options
+
+    assert inductor_options(five_op_program) == {}
+    tuned = replace(five_op_program, configs=(("max_autotune", True), ("max_autotune_gemm_backends", "TRITON")))
+    options = inductor_options(tuned)
+    assert options["max_autotune"] is True and options["max_autotune_gemm_backends"] == "TRITON"
+    assert {k: options[k] for k in AUTOTUNE_BUDGET if k in options} == {
+        k: v for k, v in AUTOTUNE_BUDGET.items() if compat.config_supported(k)}

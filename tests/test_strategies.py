@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from fuzzaoti import sizes
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.execute import check_batch
-from fuzzaoti.strategies import CORE_OPS, cases, programs, runtime_shapes
+from fuzzaoti.strategies import CORE_OPS, cases, config_sets, programs, runtime_shapes
 
 def fast(max_examples: int) -> settings:
     return settings(max_examples=max_examples, deadline=None, database=None,
@@ -47,10 +47,22 @@ def test_programs_round_trip_through_json(program):
     ({"ops": ("conv",)}, "ops="),
     ({"max_epilogue": -1}, "max_epilogue=-1"),
     ({"profile": "huge"}, "profile='huge'"),
+    ({"configs": {"max_autotune": "yes"}}, "configs="),
 ])
 def test_bad_arguments_name_themselves(kwargs, message):
     with pytest.raises(InvalidArgument, match=message):
         programs(**kwargs)
+
+
+def test_fixed_configs_are_the_configs_of_every_draw():
+    # a campaign draws configs per batch so that a batch compiles as one module
+    for configs in config_sets("cuda"):
+        @fast(10)
+        @given(programs(device="cuda", configs=configs))
+        def check(program):
+            assert dict(program.configs) == configs
+
+        check()
 
 
 def test_each_core_op_can_be_requested_alone():

@@ -42,6 +42,9 @@ def test_crash_in_a_batch_is_bisected_to_the_guilty_case(bmm_index_program, fake
         outcomes = pool.check([Case(innocent, (m,)), _case(bmm_index_program), Case(innocent, (m,))])
         assert [o.symptom for o in outcomes] == ["pass", "crash", "pass"]
         assert pool.stats.bisections >= 1 and pool.restarts >= 1
+        # 3 cases: the whole batch, then [innocent] and [guilty, innocent], then each of those two
+        assert (pool.stats.compiles, pool.stats.bisect_compiles) == (5, 4)
+        assert pool.stats.bisect_s > 0 and "4 of them bisecting failed batches" in pool.stats.describe()
     finally:
         pool.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from fuzzaoti import compat
-from fuzzaoti.backends.base import Prepared, Progress, stage
+from fuzzaoti.backends.base import Prepared, Progress, inductor_options, stage
 from fuzzaoti.program import Program
 
 
@@ -17,7 +17,7 @@ class AotiBackend:
         model = namespace["Repro"]()
         ep = stage("export", progress, lambda: compat.export(
             model, tuple(example), namespace["dynamic_shapes"](compat.dim_class())))
-        configs = compat.supported_configs(dict(program.configs))
+        configs = inductor_options(program)
         path = os.path.join(workdir, f"{program.id}.pt2")
         path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))
         loaded = stage("load", progress, lambda: compat.aoti_load(path, device))

@@ -10,9 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
+from fuzzaoti import compat
 from fuzzaoti.program import Program
 
 Progress = Callable[[str], None]
+
+#: Timing budget of max_autotune's benchmarking, in ms of warm-up and of measured runs per
+#: choice (Inductor's defaults: 25 and 100). A fuzzer checks kernels, it does not pick the
+#: fastest one: at the defaults, timing the ~11 Triton choices of every GEMM took 3.2 s on the
+#: H200, a cost paid per bmm that batching programs into one module cannot share. Every choice
+#: is still compiled and run; the winner is drawn from noisier timings.
+AUTOTUNE_BUDGET = {"inductor_default_autotune_warmup": 1, "inductor_default_autotune_rep": 5}
+
+
+def inductor_options(program: Program) -> dict[str, Any]:
+    """The Inductor options a program is compiled with: its own configs that this torch knows,
+    plus, when it autotunes, the fuzzing timing budget."""
+    options = dict(program.configs)
+    if options.get("max_autotune"):
+        options = {**AUTOTUNE_BUDGET, **options}
+    return compat.supported_configs(options)
 
 
 class StageFailure(Exception):

@@ -6,8 +6,7 @@ Inductor with dynamic shapes. A bug that AOTI shows and both of these do not is 
 
 from __future__ import annotations
 
-from fuzzaoti import compat
-from fuzzaoti.backends.base import Prepared, Progress
+from fuzzaoti.backends.base import Prepared, Progress, inductor_options
 from fuzzaoti.program import Program
 
 
@@ -23,7 +22,7 @@ class _DynamoBackend:
         torch._dynamo.reset()
         # Inductor gets the program's configs (max_autotune, native_matmul...), as AOTI does:
         # otherwise a bug of a config looks like AOTI's own on the ladder
-        options = compat.supported_configs(dict(program.configs)) if self.compiler == "inductor" else {}
+        options = inductor_options(program) if self.compiler == "inductor" else {}
         compiled = torch.compile(namespace["Repro"](), backend=self.compiler, dynamic=True, fullgraph=True,
                                  options=options or None)
         return Prepared(run=lambda *inputs: list(compiled(*inputs)), ranges={})
