@@ -17,6 +17,7 @@ from typing import Any, Callable
 from fuzzaoti import batch, render
 from fuzzaoti.backends import StageFailure, get_backend
 from fuzzaoti.concrete import input_specs
+from fuzzaoti.guards import refuted_guard
 from fuzzaoti.inputs import make_inputs
 from fuzzaoti.oracle import compare_outputs
 from fuzzaoti.outcome import Outcome, symptom_of_exception
@@ -51,6 +52,20 @@ def _rejected_members(outcome: Outcome, count: int) -> set[int]:
         return set()
     head = outcome.message.split("\n\n", 1)[0]
     return {k for k in range(count) if batch.prefix(k) in head}
+
+
+def _export_wrong(outcome: Outcome, program: Program, prefix: str) -> Outcome | None:
+    """Export's rejection of a member's declared range (its names carry ``prefix`` in the merged
+    program), when the guard it says the range violates holds on the whole range: export's
+    bug, not the program's (``fuzzaoti.guards``)."""
+    if outcome.symptom != "invalid":
+        return None
+    refuted = refuted_guard(outcome.message.split("\n\n", 1)[0], program, prefix)
+    if refuted is None:
+        return None
+    guard, how = refuted
+    message = f"UserError: Constraints violated by a valid range: {guard}\n{how}\n\n{outcome.message}"
+    return Outcome("export", "exception", message, error_type="UserError", frames=outcome.frames)
 
 
 def _rejected_spec(stage: str, error: BaseException) -> bool:
@@ -135,11 +150,14 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 break
             except StageFailure as failure:
                 outcome = _failure(failure.stage, failure.error)
+                if len(members) == 1:
+                    return _export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
                 rejected = _rejected_members(outcome, len(members))
-                if not rejected or len(members) == 1:
+                if not rejected:
                     return outcome
                 for k in rejected:  # export named the members whose dims it refused: drop just those
-                    members[k].outcome = Outcome("export", "invalid", outcome.message)
+                    members[k].outcome = (_export_wrong(outcome, members[k].program, batch.prefix(k))
+                                          or Outcome("export", "invalid", outcome.message))
                 members = [m for k, m in enumerate(members) if k not in rejected]
                 if not members:
                     return None

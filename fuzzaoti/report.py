@@ -33,7 +33,9 @@ def render_report(finding: dict, repro_name: str, env_text: str, relatives: list
     p = case.program
     ops = ", ".join(dict.fromkeys(n.op for n in p.nodes))
     where = finding["device"].upper() if finding["device"] == "cuda" else "CPU"
-    title = f"[AOTInductor] {finding['symptom'].replace('_', ' ')} at {finding['stage']} for {ops} with dynamic shapes on {where}"
+    component = "torch.export" if finding["stage"] == "export" else "AOTInductor"  # the stage that broke
+    title = (f"[{component}] {finding['symptom'].replace('_', ' ')} at {finding['stage']} for {ops} "
+             f"with dynamic shapes on {where}")
     verdict = json.loads(finding["verdict"] or "null")
     dims = ", ".join(f"`{d.name}` in [{d.min}, {d.max if d.max is not None else 'inf'}] ({d.kind}, example {d.hint})"
                      for d in p.dims) or "none (static)"

@@ -47,3 +47,20 @@ def test_known_case_reproduces_with_its_signature(path):
     if outcome.passed:
         pytest.xfail(f"fixed in this torch: {data['title']}")
     assert signature(outcome, program) == data["signature"]
+
+
+@pytest.mark.aoti
+def test_a_wrongly_rejected_range_is_pinned_on_its_member_of_a_batch(five_op_program):
+    # export names the member whose range it rejects; its guard is checked without bisection
+    path = os.path.join(os.path.dirname(KNOWN[0]), "export-flatten-repeated-dim-false-constraint.json")
+    data = json.load(open(path))
+    wrongly_rejected = Program.from_dict(data["program"])
+    job = {"backend": "aoti", "device": "cpu", "cases": [
+        {"program": five_op_program.to_json(), "runs": [{"env": {"b": 3, "n": 9}, "seed": 0}]},
+        {"program": wrongly_rejected.to_json(), "runs": data["runs"]}]}
+    result = check_batch(job, lambda stage: None)
+    assert result["batch"] is None
+    passed, rejected = (Outcome.from_dict(o) for o in result["cases"])
+    assert passed.passed and passed.runs_checked == 1
+    assert signature(rejected, wrongly_rejected) == data["signature"]
+    assert "holds for every d1 in [1, 256] (256 sizes tried)" in rejected.message

@@ -1,0 +1,55 @@
+"""fuzzaoti.guards: which of export's 'Constraints violated' claims are export's own bug."""
+
+import pytest
+
+from fuzzaoti.guards import refuted_guard
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+
+
+def _program(high):
+    return Program((DimSpec("d0", 1, 512, 12), DimSpec("d1", 1, high, 16)),
+                   (InputSpec("x0", "float16", ("d0", "d1", 4, "d1")),),
+                   (Node("t0", "flatten", ("x0",), (("start", 0), ("end", 1))),), ("t0",)).validate()
+
+
+def _message(guard, dim="d1"):
+    return (f"Constraints violated ({dim})! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+            f"  - Not all values of {dim} = L['x0'].size()[1] in the specified range {dim} <= 256 satisfy the "
+            f"generated guard {guard}.")
+
+
+TRUE_GUARD = "min(4*L['x0'].size()[1], 4*L['x0'].size()[1]*L['x0'].size()[1]) == (4*L['x0'].size()[1])"
+
+
+def test_a_guard_that_holds_on_the_whole_range_is_refuted():
+    guard, how = refuted_guard(_message(TRUE_GUARD), _program(256))
+    assert guard == "min(4*s0, 4*s0*s0) == (4*s0)"
+    assert how == "holds for every d1 in [1, 256] (256 sizes tried)"
+
+
+@pytest.mark.parametrize("guard,high", [
+    ("L['x0'].size()[1] <= 100", 256),                 # fails from 101 on: the range is wrong
+    ("L['x0'].size()[1] % 3 != 0", 256),               # fails at 3
+    ("L['x0'].size()[1] < 2**31", None),               # unbounded: fails far out
+    ("L['x0'].size()[1] != 1", None),                  # 0/1 specialisation: fails at the low end
+    ("L['x0'].size()[1] % 65536 != 0", None),          # fails at a power of two far out
+])
+def test_a_guard_that_fails_somewhere_in_the_range_stands(guard, high):
+    assert refuted_guard(_message(guard), _program(high)) is None
+
+
+@pytest.mark.parametrize("guard", [
+    "__import__('os').system('true') or True",
+    "L['x0'].stride()[1] == 1",                        # not a size: not evaluated
+    "2**L['x0'].size()[1] > 0",                        # a size as exponent
+    "Eq(Mod(L['x0'].size()[1], 2), 0)",                # sympy functions are not evaluated
+    "L['nope'].size()[0] > 0",
+])
+def test_guards_outside_the_whitelist_are_never_evaluated(guard):
+    assert refuted_guard(_message(guard), _program(256)) is None
+
+
+def test_a_member_of_a_merged_batch_is_read_by_its_prefix():
+    merged = _message(TRUE_GUARD.replace("'x0'", "'p3_x0'"), dim="p3_d1")
+    assert refuted_guard(merged, _program(256), prefix="p3_") is not None
+    assert refuted_guard(merged, _program(256), prefix="p1_") is None
