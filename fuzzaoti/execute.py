@@ -10,11 +10,12 @@ instead, and that run is skipped for it) and each member's outputs are judged by
 
 from __future__ import annotations
 
+import re
 import tempfile
 import traceback
 from typing import Any, Callable
 
-from fuzzaoti import batch, render
+from fuzzaoti import batch, compat, render
 from fuzzaoti.backends import StageFailure, get_backend
 from fuzzaoti.concrete import input_specs
 from fuzzaoti.guards import refuted_guard
@@ -44,6 +45,63 @@ def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
     message = f"{type(error).__name__}: {error}"[:4000] + "\n\n" + trace
     return Outcome(stage=stage, symptom=symptom, message=message,
                    error_type=type(error).__name__, frames=_frames(error), **extra)
+
+
+_PROGRAM_LINE = re.compile(r'File "<fuzzaoti program (\w+)>", line (\d+)')
+_MEMBER = re.compile(r"\bp(\d+)_")
+
+
+def _blamed_member(outcome: Outcome, merged: Program, count: int) -> int | None:
+    """The member whose code the failure came from, when its traceback (or Inductor's
+    "Original traceback" of the failing node) ends in a line of the merged module: each of its
+    lines names one member's inputs and nodes by that member's prefix. None if unknown."""
+    if count < 2:
+        return None
+    lines = render.program_source(merged).splitlines()
+    for found in reversed(list(_PROGRAM_LINE.finditer(outcome.message))):
+        number = int(found[2])
+        if found[1] != merged.id or not 0 < number <= len(lines):
+            continue
+        owners = {int(k) for k in _MEMBER.findall(lines[number - 1])}
+        if len(owners) == 1 and owners <= set(range(count)):
+            return owners.pop()
+    return None
+
+
+def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members: list[_Member], backend,
+                          device: str) -> set[int]:
+    """Members of a batch that failed as a whole which can be pinned without bisecting it: their
+    outcomes are set and the caller retries the rest. Export names the members whose ranges it
+    refused; a traceback can end in one member's code; and when an AOTI export failed for
+    neither reason, each member is exported alone (an export costs a second, a compile many).
+    Any other failing member is only marked the suspect, which the pool checks alone first."""
+    rejected = _rejected_members(outcome, len(members))
+    blamed = _blamed_member(outcome, merged, len(members))
+    if not rejected and outcome.symptom == "invalid" and blamed is not None:
+        rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
+    for k in rejected:
+        members[k].outcome = (_export_wrong(outcome, members[k].program, batch.prefix(k))
+                              or Outcome("export", "invalid", outcome.message))
+    if not rejected and stage == "export" and backend.name == "aoti":
+        rejected = _fail_export_alone(members, device)
+    if not rejected and blamed is not None:
+        members[blamed].suspect = True
+    return rejected
+
+
+def _fail_export_alone(members: list[_Member], device: str) -> set[int]:
+    """Export each member on its own, no compile; those that fail get that as their outcome."""
+    failed = set()
+    for k, m in enumerate(members):
+        namespace = render.load_program(m.program)
+        try:
+            compat.export(namespace["Repro"](), tuple(m.example_inputs(device)),
+                          namespace["dynamic_shapes"](compat.dim_class()))
+        except Exception as exc:  # noqa: BLE001
+            outcome = _failure("export", exc)
+            m.outcome = _export_wrong(outcome, m.program, "") or outcome
+            failed.add(k)
+    return failed
 
 
 def _rejected_members(outcome: Outcome, count: int) -> set[int]:
@@ -87,6 +145,7 @@ class _Member:
         self.expected: list[tuple[list, list, list]] = []  # per run: (inputs, eager, reference)
         self.outcome: Outcome | None = None
         self.checked = self.skipped = 0
+        self.suspect = False  # the batch failed in this member's code
 
     def run_eager(self, device: str) -> None:
         import torch
@@ -114,9 +173,10 @@ class _Member:
 def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
 
-    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...]}``: ``batch`` is set when the
-    merged program failed as a whole (export, compile, load, or an exception at run), which
-    the caller resolves by checking the members on their own.
+    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None}``:
+    ``batch`` is set when the merged program failed as a whole (export, compile, load, or an
+    exception at run), which the caller resolves by checking the members on their own, the
+    ``suspect`` first when the failure's traceback points into that member's code.
     """
     device, backend = job["device"], get_backend(job["backend"])
     members = [_Member(c) for c in job["cases"]]
@@ -127,8 +187,10 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     if valid:
         batch_outcome = _check_compiled(valid, backend, device, progress)
         if batch_outcome is not None:
-            return {"batch": batch_outcome.to_dict(), "cases": [_final(m).to_dict() for m in members]}
-    return {"batch": None, "cases": [_final(m).to_dict() for m in members]}
+            suspect = next((k for k, m in enumerate(members) if m.suspect), None)
+            return {"batch": batch_outcome.to_dict(), "cases": [_final(m).to_dict() for m in members],
+                    "suspect": suspect}
+    return {"batch": None, "cases": [_final(m).to_dict() for m in members], "suspect": None}
 
 
 def _final(m: _Member) -> Outcome:
@@ -152,13 +214,10 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 outcome = _failure(failure.stage, failure.error)
                 if len(members) == 1:
                     return _export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
-                rejected = _rejected_members(outcome, len(members))
-                if not rejected:
+                dropped = _drop_failing_members(outcome, failure.stage, merged, members, backend, device)
+                if not dropped:
                     return outcome
-                for k in rejected:  # export named the members whose dims it refused: drop just those
-                    members[k].outcome = (_export_wrong(outcome, members[k].program, batch.prefix(k))
-                                          or Outcome("export", "invalid", outcome.message))
-                members = [m for k, m in enumerate(members) if k not in rejected]
+                members = [m for k, m in enumerate(members) if k not in dropped]
                 if not members:
                     return None
         examples = batch.split(example, programs, lambda p: len(p.inputs))

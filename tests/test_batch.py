@@ -22,3 +22,18 @@ def test_namespacing_renames_sizes_and_index_bounds(bmm_index_program):
     renamed = batch.namespaced(bmm_index_program, "p3_")
     assert renamed.inputs[0].shape == ("p3_b", "p3_n", 3)
     assert renamed.inputs[2].values.high == "p3_n"
+
+
+def test_a_traceback_into_one_members_code_blames_that_member(bmm_index_program, five_op_program):
+    from fuzzaoti.execute import _blamed_member
+    from fuzzaoti.outcome import Outcome
+
+    merged = batch.merge([bmm_index_program, five_op_program])
+    lines = render.program_source(merged).splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if "p1_t2 =" in line)
+    where = f'File "<fuzzaoti program {merged.id}>", line {number}, in forward'
+    outcome = Outcome("export", "invalid", f"GuardOnDataDependentSymNode: ...\n{where}\n")
+    assert _blamed_member(outcome, merged, 2) == 1
+    elsewhere = where.replace(merged.id, "0123456789abcdef")  # another module's line says nothing
+    assert _blamed_member(Outcome("export", "invalid", elsewhere), merged, 2) is None
+    assert _blamed_member(Outcome("export", "invalid", "KeyError: 'max'"), merged, 2) is None
