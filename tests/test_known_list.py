@@ -1,12 +1,16 @@
 """The known-bug list: matching findings are 'known', not 'new', and cost no shrink or triage."""
 
+import glob
+import json
+import os
+
 import pytest
 from click.testing import CliRunner
 
 from fuzzaoti.cli import main
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.errors import KnownListError
-from fuzzaoti.known import KnownList, builtin_bugs, read_user_file
+from fuzzaoti.known import _BUILTIN_DIR, KnownList, builtin_bugs, read_user_file
 
 
 def _fuzz(db, *extra):
@@ -73,3 +77,10 @@ def test_a_missing_known_file_is_a_usage_error(tmp_path):
                    str(tmp_path / "nope.txt")], prog_name="fuzzaoti")
     assert exc.value.code == 2
     assert not (tmp_path / "c.db").exists()
+
+
+def test_every_builtin_pattern_matches_its_own_case():
+    for path in glob.glob(os.path.join(_BUILTIN_DIR, "*.json")):
+        data = json.load(open(path))
+        bug = next(b for b in builtin_bugs() if b.source == os.path.basename(path))
+        assert bug.matches(data["signature"]), path
