@@ -15,7 +15,7 @@ import tempfile
 import traceback
 from typing import Any, Callable
 
-from fuzzaoti import batch, compat, render
+from fuzzaoti import batch, render
 from fuzzaoti.backends import StageFailure, get_backend
 from fuzzaoti.concrete import input_specs
 from fuzzaoti.guards import refuted_guard
@@ -72,9 +72,10 @@ def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members
                           device: str) -> set[int]:
     """Members of a batch that failed as a whole which can be pinned without bisecting it: their
     outcomes are set and the caller retries the rest. Export names the members whose ranges it
-    refused; a traceback can end in one member's code; and when an AOTI export failed for
-    neither reason, each member is exported alone (an export costs a second, a compile many).
-    Any other failing member is only marked the suspect, which the pool checks alone first."""
+    refused; a traceback can end in one member's code; and when an export failed for neither
+    reason, a backend that can export alone exports each member alone (an export costs a
+    second, a compile many). Any other failing member is only marked the suspect, which the
+    pool checks alone first."""
     rejected = _rejected_members(outcome, len(members))
     blamed = _blamed_member(outcome, merged, len(members))
     if not rejected and outcome.symptom == "invalid" and blamed is not None:
@@ -82,21 +83,20 @@ def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members
     for k in rejected:
         members[k].outcome = (_export_wrong(outcome, members[k].program, batch.prefix(k))
                               or Outcome("export", "invalid", outcome.message))
-    if not rejected and stage == "export" and backend.name == "aoti":
-        rejected = _fail_export_alone(members, device)
+    export = getattr(backend, "export", None)
+    if not rejected and stage == "export" and export is not None:
+        rejected = _fail_export_alone(members, export, device)
     if not rejected and blamed is not None:
         members[blamed].suspect = True
     return rejected
 
 
-def _fail_export_alone(members: list[_Member], device: str) -> set[int]:
+def _fail_export_alone(members: list[_Member], export: Callable[[dict, list], Any], device: str) -> set[int]:
     """Export each member on its own, no compile; those that fail get that as their outcome."""
     failed = set()
     for k, m in enumerate(members):
-        namespace = render.load_program(m.program)
         try:
-            compat.export(namespace["Repro"](), tuple(m.example_inputs(device)),
-                          namespace["dynamic_shapes"](compat.dim_class()))
+            export(render.load_program(m.program), m.example_inputs(device))
         except Exception as exc:  # noqa: BLE001
             outcome = _failure("export", exc)
             m.outcome = _export_wrong(outcome, m.program, "") or outcome

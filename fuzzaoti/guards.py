@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+
 from fuzzaoti import sizes
 from fuzzaoti.program import Program
 
@@ -115,4 +116,3 @@ def _sizes_to_try(low: int, high: int | None, hint: int) -> list[int]:
     spread = [low + (top - low) * k // 256 for k in range(257)]
     powers = [p + d for e in range(1, 41) for p in (2**e,) for d in (-1, 0, 1)]
     return sorted({v for v in [*range(low, low + EXHAUSTIVE), *spread, *powers, hint, top] if low <= v <= top})
-

@@ -413,8 +413,8 @@ def _epilogue(b: _Builder, t: str) -> str:
 
 
 @st.composite
-def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
-              configs: dict[str, Any] | None) -> Program:
+def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
+              configs: tuple[dict[str, Any], ...]) -> Program:
     b = _Builder(draw, profile)
     t = _CORE[draw(st.sampled_from(ops))](b)
     outputs = [t]
@@ -431,9 +431,7 @@ def _programs(draw, device: str, profile: Profile, ops: tuple[str, ...], max_epi
         outputs.append(b.nodes[0].name)
     if outputs[-1] != t:
         outputs.insert(0, t)
-    if configs is None:
-        configs = draw(st.sampled_from(config_sets(device)))
-    return b.program(tuple(dict.fromkeys(outputs)), configs)
+    return b.program(tuple(dict.fromkeys(outputs)), draw(st.sampled_from(configs)))
 
 
 def config_sets(device: str) -> list[dict[str, Any]]:
@@ -456,9 +454,9 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
     ``configs`` fixes the Inductor configs (one of ``config_sets(device)``) instead of drawing
     them: programs that share configs can be compiled as one module.
     """
-    if configs is not None and configs not in config_sets(device):
-        raise InvalidArgument(f"configs={configs!r} must be one of {config_sets(device)}")
-    config_sets(device)  # validates device
+    supported = config_sets(device)
+    if configs is not None and configs not in supported:
+        raise InvalidArgument(f"configs={configs!r} must be one of {supported}")
     prof = get_profile(profile, max_bytes)
     if ops is None:
         ops = LARGE_OPS if prof.big_sizes else CORE_OPS
@@ -469,4 +467,4 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
         raise InvalidArgument(f"ops {sorted(set(ops) & set(LARGE_OPS))} need profile='large', not {profile!r}")
     if max_epilogue < 0:
         raise InvalidArgument(f"Cannot have max_epilogue={max_epilogue} < 0")
-    return _programs(device, prof, tuple(ops), max_epilogue, configs)
+    return _programs(prof, tuple(ops), max_epilogue, tuple(supported) if configs is None else (configs,))

@@ -12,11 +12,15 @@ from fuzzaoti.program import Program
 class AotiBackend:
     name = "aoti"
 
+    @staticmethod
+    def export(namespace: dict, example: list):
+        """torch.export of a rendered program (``Repro`` and its ``dynamic_shapes``) on ``example``:
+        the first stage of ``prepare``, also run alone to pin a batch's export failure."""
+        return compat.export(namespace["Repro"](), tuple(example), namespace["dynamic_shapes"](compat.dim_class()))
+
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
-        model = namespace["Repro"]()
-        ep = stage("export", progress, lambda: compat.export(
-            model, tuple(example), namespace["dynamic_shapes"](compat.dim_class())))
+        ep = stage("export", progress, lambda: self.export(namespace, example))
         configs = inductor_options(program)
         path = os.path.join(workdir, f"{program.id}.pt2")
         path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))

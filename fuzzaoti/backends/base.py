@@ -68,6 +68,9 @@ class Backend(Protocol):
         """Export/compile/load ``program`` (``namespace`` holds its rendered source)."""
         ...
 
+    # A backend that starts with torch.export may also offer ``export(namespace, example)``,
+    # that stage alone: a batch whose export failed is then retried member by member.
+
 
 def stage(name: str, progress: Progress, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` as stage ``name``: announce it, and tag any exception with the stage."""
