@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+import time
 import traceback
+from collections import Counter
 from typing import Any, Callable
 
 from fuzzaoti import batch, render
@@ -80,10 +82,14 @@ def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members
     blamed = _blamed_member(outcome, merged, len(members))
     if not rejected and outcome.symptom == "invalid" and blamed is not None:
         rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
-    for k in rejected:
-        members[k].outcome = (_export_wrong(outcome, members[k].program, batch.prefix(k))
-                              or Outcome("export", "invalid", outcome.message))
     export = getattr(backend, "export", None)
+    for k in rejected:
+        message = outcome.message
+        wrong = _export_wrong(outcome, members[k].program, batch.prefix(k))
+        if wrong is not None and export is not None:  # export's bug: a finding only if it shows alone
+            wrong = _export_alone(members[k], export, device)
+            message = "export refused this range only inside a merged batch; alone it exports\n\n" + message
+        members[k].outcome = wrong or Outcome("export", "invalid", message)
     if not rejected and stage == "export" and export is not None:
         rejected = _fail_export_alone(members, export, device)
     if not rejected and blamed is not None:
@@ -95,13 +101,23 @@ def _fail_export_alone(members: list[_Member], export: Callable[[dict, list], An
     """Export each member on its own, no compile; those that fail get that as their outcome."""
     failed = set()
     for k, m in enumerate(members):
-        try:
-            export(render.load_program(m.program), m.example_inputs(device))
-        except Exception as exc:  # noqa: BLE001
-            outcome = _failure("export", exc)
-            m.outcome = _export_wrong(outcome, m.program, "") or outcome
+        outcome = _export_alone(m, export, device)
+        if outcome is not None:
+            m.outcome = outcome
             failed.add(k)
     return failed
+
+
+def _export_alone(member: _Member, export: Callable[[dict, list], Any], device: str) -> Outcome | None:
+    """How exporting ``member`` on its own fails (export's bug when the guard it claims holds
+    on the whole range), or None if it exports. A member whose range export refused only
+    inside a merged program is no finding: the merge, not the program, made the guard."""
+    try:
+        export(render.load_program(member.program), member.example_inputs(device))
+    except Exception as exc:  # noqa: BLE001
+        outcome = _failure("export", exc)
+        return _export_wrong(outcome, member.program, "") or outcome
+    return None
 
 
 def _rejected_members(outcome: Outcome, count: int) -> set[int]:
@@ -134,6 +150,34 @@ def _rejected_spec(stage: str, error: BaseException) -> bool:
         return False
     name = type(error).__name__
     return (name == "UserError" and "Constraints violated" in str(error)) or name == "GuardOnDataDependentSymNode"
+
+
+class _StageClock:
+    """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
+    ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
+    how to make a campaign faster, and it differs between CPU and GPU."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.seconds: Counter = Counter()
+        self.current: str | None = None
+        self.since = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        self._close()
+        self.current = stage.split(" ")[0]
+        self.progress(stage)
+
+    def _close(self) -> None:
+        now = time.monotonic()
+        if self.current is not None:
+            self.seconds[self.current] += now - self.since
+        self.since = now
+
+    def totals(self) -> dict[str, float]:
+        self._close()
+        self.current = None
+        return {stage: round(s, 3) for stage, s in self.seconds.items()}
 
 
 class _Member:
@@ -173,24 +217,23 @@ class _Member:
 def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
 
-    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None}``:
-    ``batch`` is set when the merged program failed as a whole (export, compile, load, or an
-    exception at run), which the caller resolves by checking the members on their own, the
-    ``suspect`` first when the failure's traceback points into that member's code.
+    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None,
+    "seconds": {stage: seconds}}``: ``batch`` is set when the merged program failed as a whole
+    (export, compile, load, or an exception at run), which the caller resolves by checking the
+    members on their own, the ``suspect`` first when the failure's traceback points into that
+    member's code.
     """
     device, backend = job["device"], get_backend(job["backend"])
+    clock = _StageClock(progress)
     members = [_Member(c) for c in job["cases"]]
-    progress("eager")
+    clock("eager")
     for m in members:
         m.run_eager(device)
     valid = [m for m in members if m.outcome is None]
-    if valid:
-        batch_outcome = _check_compiled(valid, backend, device, progress)
-        if batch_outcome is not None:
-            suspect = next((k for k, m in enumerate(members) if m.suspect), None)
-            return {"batch": batch_outcome.to_dict(), "cases": [_final(m).to_dict() for m in members],
-                    "suspect": suspect}
-    return {"batch": None, "cases": [_final(m).to_dict() for m in members], "suspect": None}
+    batch_outcome = _check_compiled(valid, backend, device, clock) if valid else None
+    suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
+    return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
+            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
 
 
 def _final(m: _Member) -> Outcome:

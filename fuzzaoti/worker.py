@@ -133,7 +133,7 @@ class Worker:
         """Send one batch; return the worker's result, or a batch outcome if it died or hung."""
         if not self.alive():
             self.start()
-        offset = os.path.getsize(self.stderr_path)
+        offset, started = os.path.getsize(self.stderr_path), time.monotonic()
         self.process.stdin.write((json.dumps(job) + "\n").encode())
         self.process.stdin.flush()
         stage = "eager"
@@ -150,7 +150,7 @@ class Worker:
             self.kill()
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
                               stderr=self._stderr_since(offset), runs_checked=0)
-            return {"batch": outcome.to_dict(), "cases": None}
+            return {"batch": outcome.to_dict(), "cases": None, "seconds": {symptom: time.monotonic() - started}}
 
     def _receive(self, timeout: float) -> tuple[str, Any]:
         """The next message, ``("timeout", None)``, or ``("died", how)`` if the pipe closed."""

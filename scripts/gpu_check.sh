@@ -2,7 +2,7 @@
 # The GPU check on the device machine (an H200 with its own torch), one mode per call.
 #   here:   bash scripts/gpu_check.sh prepare           wheels of fuzzaoti + sqlite-utils into .whl/
 #   there:  bash scripts/gpu_check.sh canary            canary campaign, replay with/without it, gpu tests
-#           bash scripts/gpu_check.sh campaign MINUTES  an unattended campaign of MINUTES minutes
+#           bash scripts/gpu_check.sh campaign MINUTES [OPTIONS]  an unattended campaign of MINUTES minutes
 #           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (8 GiB budget)
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
@@ -10,6 +10,7 @@
 #           bash scripts/gpu_check.sh background MINUTES  start an unattended large-profile campaign (setsid)
 #           bash scripts/gpu_check.sh collect           wait for that campaign, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
+#           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
 #           bash scripts/gpu_check.sh bench MINUTES     scripts/bench_throughput.py on the GPU
 #           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
@@ -130,6 +131,12 @@ PY
     CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 -m fuzzaoti.canaries bmm-batch-rotate "$R" 2>&1 | tail -5
     CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 "$R" 2>&1 | tail -5
     ;;
+pytest)
+    shift  # the rest are pytest arguments, e.g. -m gpu tests/test_known.py -k int32 (run from /tmp:
+    args=()  # the checkout's fuzzaoti/ is not importable as is, the installed wheel is)
+    for a in "$@"; do [[ $a == tests/* ]] && args+=("$REPO/$a") || args+=("$a"); done
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 300 python3 -m pytest -q -p no:cacheprovider "${args[@]}"
+    ;;
 check)
     CXX=${FUZZAOTI_CXX:-g++} step timeout 240 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json
     ;;
@@ -146,7 +153,8 @@ large)
     ;;
 campaign)
     MINUTES=${2:-5}
-    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1
+    shift $(( $# < 2 ? $# : 2 ))  # the rest are extra 'fuzzaoti fuzz' options (--shrink-minutes 0 --no-triage ...)
+    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1 "$@"
     step fuzzaoti list --corpus "$DB"
     ;;
 esac

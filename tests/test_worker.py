@@ -68,3 +68,24 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
         assert pool.stats.compiles == 2
     finally:
         pool.close()
+
+
+def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_fault):
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+
+    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    fake_fault("bmm:raise")
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
+    try:
+        m = ((("m", 4),), 0)
+        cases = [Case(innocent, (m,))] * 3 + [_case(bmm_index_program)] + [Case(innocent, (m,))] * 4
+        outcomes = pool.check(cases, alone=[7])
+        assert [o.symptom for o in outcomes] == ["pass"] * 3 + ["exception"] + ["pass"] * 4
+        # the first share [0..3] fails as a whole; its halves go back on the queue for either worker
+        assert pool.stats.bisections >= 1 and pool.stats.bisect_compiles >= 2
+        assert sum(pool.checked) == 8 and all(pool.checked)  # both workers did part of the work
+        # case 7, compiled alone, made a compile of its own: [0..3], [4..6], [7], then the bisection
+        assert pool.stats.compiles - pool.stats.bisect_compiles == 3
+    finally:
+        pool.close()
