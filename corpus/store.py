@@ -101,7 +101,7 @@ class Corpus:
             "settings": json.dumps(settings, sort_keys=True), "versions": json.dumps(versions),
             "host": socket.gethostname(), "pid": os.getpid(),
             "batches": 0, "programs": 0, "runs_checked": 0, "runs_skipped": 0, "invalid": 0,
-            "failures": 0, "new_findings": 0, "worker_restarts": 0,
+            "failures": 0, "new_findings": 0, "worker_restarts": 0, "quarantined": 0,
         }
         with self.writing():
             return self.db["campaigns"].insert(row).last_pk

@@ -22,12 +22,13 @@ from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.batching import MAX_BATCH, AdaptiveBatch
-from fuzzaoti.known import KnownBug, KnownList
+from fuzzaoti.known import KnownBug, KnownList, builtin_entries
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.pool import WorkerPool
+from fuzzaoti.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
-from fuzzaoti.strategies import Case, cases, config_sets, programs
+from fuzzaoti.strategies import Case, batch_config_sets, cases, programs
 from fuzzaoti.triage import triage_finding
 from fuzzaoti.worker import WorkerConfig
 
@@ -51,6 +52,7 @@ class CampaignSettings:
     known_file: str | None = None  # the user's known-bug list; None: fuzzaoti-known.txt beside the corpus
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
+    quarantine_rate: float = DEFAULT_RATE  # share of programs that would trip a found bug still checked (alone)
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Counts:
     failures: int = 0
     new_findings: int = 0
     worker_restarts: int = 0
+    quarantined: int = 0  # drawn programs set aside: they would trip a bug already found
     finding_ids: list[int] = field(default_factory=list)
     replayed: int = 0  # batches replayed from the corpus's example database (not stored)
 
@@ -93,6 +96,7 @@ class Campaign:
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
+        self.quarantine = Quarantine(rate=settings_.quarantine_rate)
         self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
 
     @classmethod
@@ -129,6 +133,7 @@ class Campaign:
         else:
             self.campaign_id = self.corpus.start_campaign(
                 s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
+        self._load_quarantine()
         self.started = time.monotonic()
         self.programs_before = self.counts.programs
         status = "interrupted"
@@ -148,10 +153,22 @@ class Campaign:
             self.echo(self.summary(status))
         return self.counts
 
+    def _load_quarantine(self) -> None:
+        """Triggers of the bugs already known: built-in entries and this corpus's findings."""
+        device = self.settings.device
+        for trigger in known_triggers(builtin_entries(), device):
+            self.quarantine.add(trigger)
+        for row in self.corpus.findings():
+            self.quarantine.add(finding_trigger(row, device))
+        if self.quarantine.triggers and self.quarantine.rate < 1:
+            self.echo(f"quarantine: {len(self.quarantine.triggers)} triggers of bugs already found; "
+                      f"{self.quarantine.rate:.0%} of the programs that match one are checked, each alone")
+
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings
         # an adaptive campaign draws MAX_BATCH cases per example and checks the first `size`
-        drawn = s.batch_size or MAX_BATCH
+        # that are not set aside by the quarantine; a fixed size draws twice its size for that
+        drawn = 2 * s.batch_size if s.batch_size else MAX_BATCH
 
         def batch_of(configs: dict) -> st.SearchStrategy[list[Case]]:
             drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes, configs=configs)
@@ -159,8 +176,9 @@ class Campaign:
                             min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
 
         # compile configs are drawn per batch, not per program: only programs that share their
-        # configs compile as one module, so per-program configs cost one compile per config set
-        batch = st.sampled_from(config_sets(s.device)).flatmap(batch_of)
+        # configs compile as one module, so per-program configs cost one compile per config set;
+        # dear config sets are drawn less often, so that each gets about the same compile time
+        batch = st.sampled_from(batch_config_sets(s.device)).flatmap(batch_of)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
@@ -180,7 +198,7 @@ class Campaign:
                 raise _TimeUp
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
-            if self._check_and_record(pool, drawn[:self.batching.size]) and choices is not None:
+            if self._check_and_record(pool, drawn) and choices is not None:
                 database.save(key, choices)
             if self._time_up():
                 raise _TimeUp
@@ -189,10 +207,14 @@ class Campaign:
         one_batch()
 
     def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> bool:
-        """Check one batch and store its failures; True if it had any."""
+        """Check one batch (the first ``size`` drawn cases the quarantine does not set aside)
+        and store its failures; True if it had any."""
         failures_before, started = self.counts.failures, time.monotonic()
+        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], self.batching.size)
+        self.counts.quarantined += set_aside
+        drawn = [drawn[i] for i in chosen]
         troubles_before = pool.stats.bisections + pool.restarts
-        outcomes = pool.check(drawn)
+        outcomes = pool.check(drawn, alone=[chosen.index(i) for i in alone])
         self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before)
         c = self.counts
         c.batches += 1
@@ -227,6 +249,9 @@ class Campaign:
             left = self._seconds_left()
             if s.shrink_minutes > 0 and left > 0:
                 shrink_finding(self.corpus, fid, pool.check, min(s.shrink_minutes * 60, left), self.echo)
+            trigger = finding_trigger(self.corpus.finding(fid), s.device)
+            if self.quarantine.add(trigger) and self.quarantine.rate < 1:
+                self.echo(f"  quarantine: programs with {trigger}")
             if s.triage and s.backend == "aoti" and self._seconds_left() > 0:
                 triage_finding(self.corpus, fid, pool.check, self.echo)
             elif s.triage and s.backend == "aoti":
@@ -248,7 +273,7 @@ class Campaign:
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
-                f"{c.worker_restarts} worker restarts, next batch {self.batching.size}")
+                f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.size}")
         pool = self.pool
         if pool is not None and (len(pool.workers) > 1 or self.settings.device == "cuda"):
             line += " | " + pool.describe_workers()
@@ -258,7 +283,7 @@ class Campaign:
         c = self.counts
         return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
-                f"{c.failures} failures, new findings: {json.dumps(c.finding_ids)}"
+                f"{c.failures} failures, {c.quarantined} quarantined, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
 

@@ -14,6 +14,7 @@ import click
 from fuzzaoti.backends import DEVICES
 from fuzzaoti.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
+from fuzzaoti.quarantine import DEFAULT_RATE
 
 DEFAULT_CORPUS = "fuzzaoti.db"
 EXIT_USAGE = 2
@@ -85,10 +86,14 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Input bytes per runtime shape.  [default: 8 MiB small, 4 GiB large]")
 @known_option
+@click.option("--quarantine-rate", type=click.FloatRange(0, 1), default=DEFAULT_RATE, show_default=True,
+              help="Share of drawn programs that would trip a compile-failing bug already found (a known "
+                   "bug's trigger, a finding's shrunk program) still checked, each alone; the rest are set "
+                   "aside. 1: check them all, alone; 0: set them all aside.")
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, triage, profile, max_bytes, known_file, resume_id) -> None:
+         shrink_minutes, triage, profile, max_bytes, known_file, quarantine_rate, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -102,7 +107,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
                 shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
-                known_file=known_file),
+                known_file=known_file, quarantine_rate=quarantine_rate),
                 echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()
@@ -154,7 +159,8 @@ def stats(corpus_path) -> None:
         click.echo(f"{c['id']:>4}  {c['status']:<11} {c['backend']}/{c['device']}{canary} started {c['started_at']} "
                    f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
                    f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
-                   f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts")
+                   f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts, "
+                   f"{c['quarantined'] or 0} quarantined")
 
 
 @main.command(name="list")

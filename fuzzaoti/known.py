@@ -61,15 +61,19 @@ class KnownList:
         return cls(bugs)
 
 
-def builtin_bugs() -> list[KnownBug]:
-    """The bugs in ``corpus/known/*.json`` that carry an upstream reference or a title."""
-    bugs = []
+def builtin_entries() -> list[tuple[str, dict]]:
+    """``(file name, entry)`` for each bug in ``corpus/known/*.json``."""
+    entries = []
     for path in sorted(glob.glob(os.path.join(_BUILTIN_DIR, "*.json"))):
         with open(path) as f:
-            data = json.load(f)
-        note = data.get("upstream") or data["title"]
-        bugs.append(KnownBug(data.get("pattern", data["signature"]), note, os.path.basename(path)))
-    return bugs
+            entries.append((os.path.basename(path), json.load(f)))
+    return entries
+
+
+def builtin_bugs() -> list[KnownBug]:
+    """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title."""
+    return [KnownBug(data.get("pattern", data["signature"]), data.get("upstream") or data["title"], name)
+            for name, data in builtin_entries()]
 
 
 def read_user_file(path: str) -> list[KnownBug]:

@@ -30,6 +30,10 @@ _VOLATILE = [
 ]
 
 _STDERR_MARKERS = ("error", "Error", "Assertion", "illegal", "Segmentation", "terminate called")
+_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b[:(]")
+# how Inductor introduces the error of a kernel it could not compile, which varies with where
+# the kernel was compiled (in a compile worker or in-process): never part of the signature
+_KERNEL_INTRO = re.compile(r":\s*(?:An exception occurred in a subprocess|at \d+:\d+)\s*:?\s*$")
 
 
 def normalize(text: str) -> str:
@@ -49,6 +53,11 @@ def _telling_line(outcome: Outcome) -> str:
         compiler = next((line for line in outcome.message.splitlines() if " error: " in line), None)
         if compiler is not None:
             return f"{first.rstrip(': ')}: {compiler.split(' error: ', 1)[1]}"
+    if _KERNEL_INTRO.search(first):  # a kernel that did not compile: which error, not just that one
+        inner = [line.strip() for line in outcome.message.splitlines()[1:]
+                 if _ERROR_LINE.match(line) and not _KERNEL_INTRO.search(line)]
+        if inner:
+            return f"{_KERNEL_INTRO.sub('', first)}: {inner[-1]}"
     return first
 
 

@@ -22,6 +22,8 @@ import time
 
 from hypothesis import HealthCheck, Phase, given, settings
 
+from fuzzaoti.quarantine import DEFAULT_RATE
+
 
 class _Done(BaseException):
     pass
@@ -30,15 +32,20 @@ class _Done(BaseException):
 def naive(minutes: float, device: str, seed: int) -> tuple[int, float]:
     from hypothesis import seed as hypothesis_seed
 
+    from hypothesis import strategies as st
+
     from fuzzaoti.execute import check_batch
-    from fuzzaoti.strategies import cases, programs
+    from fuzzaoti.strategies import batch_config_sets, cases, programs
 
     done, started = [0], time.monotonic()
+    # the same mix of compile configs as the campaign draws (dear ones less often), so both
+    # arms check programs of the same kinds
+    drawn = st.sampled_from(batch_config_sets(device)).flatmap(lambda c: cases(programs(device=device, configs=c)))
 
     @settings(max_examples=10**6, deadline=None, database=None, phases=(Phase.generate,),
               suppress_health_check=list(HealthCheck))
     @hypothesis_seed(seed)
-    @given(cases(programs(device=device)))
+    @given(drawn)
     def one(case):
         if time.monotonic() - started > minutes * 60:
             raise _Done
@@ -55,7 +62,7 @@ def naive(minutes: float, device: str, seed: int) -> tuple[int, float]:
 
 
 def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int | None,
-             path: str | None) -> tuple[int, float]:
+             path: str | None, quarantine_rate: float) -> tuple[int, int, float]:
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
@@ -63,9 +70,10 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
     started = time.monotonic()
     with Corpus.open(path, create=True) as corpus:
         counts = Campaign(corpus, CampaignSettings(device=device, minutes=minutes, seed=seed, batch_size=batch_size,
-                                                   workers=workers, shrink_minutes=0, triage=False),
+                                                   workers=workers, shrink_minutes=0, triage=False,
+                                                   quarantine_rate=quarantine_rate),
                           echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True)).run()
-    return counts.programs, time.monotonic() - started
+    return counts.programs, counts.quarantined, time.monotonic() - started
 
 
 def main() -> None:
@@ -76,6 +84,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="fuzzaoti's worker processes (default: the campaign's own default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quarantine-rate", type=float, default=DEFAULT_RATE,
+                        help="the campaign's --quarantine-rate (1: check every program that would trip a known "
+                             "bug, each alone, as the naive loop does)")
     parser.add_argument("--corpus", default=None,
                         help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one)")
     args = parser.parse_args()
@@ -89,9 +100,11 @@ def main() -> None:
     from fuzzaoti.campaign import default_workers
 
     workers = args.workers or default_workers(args.device, None)
-    n_fuzz, t_fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers, args.corpus)
+    n_fuzz, set_aside, t_fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers,
+                                         args.corpus, args.quarantine_rate)
     print(f"fuzzaoti:   {n_fuzz} programs in {t_fuzz:.0f} s = {60 * n_fuzz / t_fuzz:.1f} programs/min "
-          f"({t_fuzz / max(n_fuzz, 1):.2f} s per program)", flush=True)
+          f"({t_fuzz / max(n_fuzz, 1):.2f} s per program; {set_aside} more drawn and set aside by the quarantine "
+          f"at rate {args.quarantine_rate:g}, not counted)", flush=True)
     ratio = (n_fuzz / t_fuzz) / max(n_naive / t_naive, 1e-9)
     per_compile = (t_fuzz / max(n_fuzz, 1)) / max(t_naive / max(n_naive, 1), 1e-9)
     print(f"ratio: fuzzaoti checks {ratio:.1f}x the programs per minute of the naive loop; "

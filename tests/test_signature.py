@@ -52,3 +52,21 @@ def test_a_cpp_compile_error_is_named_by_the_compiler_message():
     guessing = message.replace("this scope\n", "this scope; did you mean ‘s23’?\n")
     assert signature(Outcome("compile", "exception", c_locale)) == signature(
         Outcome("compile", "exception", guessing)) == sig
+
+
+def test_a_kernel_that_did_not_compile_is_named_by_its_error_wherever_it_was_compiled():
+    kernel = ("def triton_poi_fused_arange_index_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):\n"
+              "    tmp0 = tl.load(in_ptr0 + (((2147483655*x0) % 2)), xmask)\n                                ^\n"
+              "ValueError('Scalar 2147483655 is out of range for type int32')\n")
+    in_a_worker = ("InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a "
+                   "subprocess:\n\nName=triton_poi_fused_arange_index_0\nTraceback (most recent call last):\n"
+                   "  File \"/x/compile_tasks.py\", line 68, in _worker_compile_triton\n"
+                   "triton.compiler.errors.CompilationError: at 7:32:\n" + kernel)
+    in_process = "InductorError: RuntimeError: Failed to run autotuning code block: at 6:24:\n" + kernel
+    expected = ("compile/exception/InductorError: RuntimeError: Failed to run autotuning code block: "
+                "ValueError('Scalar N is out of range for type int32')")
+    assert signature(Outcome("compile", "exception", in_a_worker)) == expected
+    assert signature(Outcome("compile", "exception", in_process)) == expected
+    other = in_process.replace("ValueError('Scalar 2147483655 is out of range for type int32')",
+                               "IndexError('list index out of range')")
+    assert signature(Outcome("compile", "exception", other)) != expected

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import time
 
+import torch
+
 from fuzzaoti.backends.base import Prepared, Progress
 from fuzzaoti.program import Program
 
@@ -49,7 +51,7 @@ def _outputs_using(program: Program, op: str) -> list[bool]:
 
 
 def _off_by_one(tensor):
-    wrong = tensor.clone()
+    wrong = tensor.clone(memory_format=torch.contiguous_format)  # view(-1) needs it (outputs may be transposed)
     if wrong.numel():
         wrong.view(-1)[:1] += 1
     return wrong

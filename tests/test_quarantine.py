@@ -1,0 +1,104 @@
+"""Quarantine: programs that would trip a compile-failing bug already found are checked alone or set aside."""
+
+import json
+
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.known import builtin_entries
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+from fuzzaoti.quarantine import Quarantine, Trigger, features, finding_trigger, known_triggers
+
+
+def _program(op_args, shape=("d",), configs=()):
+    return Program(dims=(DimSpec("d", 2, 64, 8),), inputs=(InputSpec("x", "float32", shape),),
+                   nodes=tuple(Node(f"t{k}", op, (f"t{k - 1}" if k else "x",), attrs)
+                               for k, (op, attrs) in enumerate(op_args)),
+                   outputs=(f"t{len(op_args) - 1}",), configs=configs).validate()
+
+
+RELU = _program([("relu", ())])
+ARANGE = _program([("arange_index", (("mult", 2**31 + 7), ("offset", 0))), ("relu", ())])
+ARANGE_DERIVED = _program([("arange_index", (("mult", 2**31 + 7), ("offset", 0)))], shape=("d+1",),
+                          configs=(("max_autotune", True),))
+
+
+def test_features_are_ops_derived_dims_and_truthy_configs():
+    assert features(RELU) == {"relu"}
+    assert features(ARANGE) == {"arange_index", "relu"}
+    assert features(ARANGE_DERIVED) == {"arange_index", "derived-dim", "config:max_autotune"}
+
+
+def test_a_program_is_quarantined_when_it_has_every_feature_of_a_trigger():
+    q = Quarantine([Trigger(frozenset({"arange_index", "derived-dim"}), "x")], rate=0.0)
+    assert q.trigger_of(ARANGE_DERIVED) is not None
+    assert q.trigger_of(ARANGE) is None  # no derived dim
+    assert q.trigger_of(RELU) is None
+
+
+def test_sort_fills_the_batch_with_clean_programs_and_sets_the_rest_aside():
+    q = Quarantine([Trigger(frozenset({"arange_index"}), "x")], rate=0.0)
+    chosen, alone, set_aside = q.sort([ARANGE, RELU, ARANGE_DERIVED, RELU, RELU], size=2)
+    assert chosen == [1, 3] and alone == [] and set_aside == 2
+    everything = Quarantine(q.triggers, rate=1.0).sort([ARANGE, RELU, ARANGE_DERIVED], size=3)
+    assert everything == ([0, 1, 2], [0, 2], 0)
+
+
+def test_the_rate_keeps_about_that_share_of_quarantined_programs():
+    q = Quarantine([Trigger(frozenset({"arange_index"}), "x")], rate=0.25)
+    programs = [_program([("arange_index", (("mult", 2**31 + k), ("offset", 0)))]) for k in range(400)]
+    kept = sum(map(q.keeps, programs))
+    assert 60 <= kept <= 140
+    assert [q.keeps(p) for p in programs] == [q.keeps(p) for p in programs]  # by hash: the same every time
+
+
+def test_a_trigger_that_a_present_one_covers_adds_nothing():
+    q = Quarantine([Trigger(frozenset({"arange_index"}), "x")])
+    assert not q.add(Trigger(frozenset({"arange_index", "relu"}), "y"))
+    assert q.add(Trigger(frozenset({"relu"}), "z"))
+    assert not q.add(None)
+
+
+def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
+    row = {"id": 3, "device": "cuda", "canary": "", "stage": "compile", "symptom": "exception",
+           "program": ARANGE.to_json(), "shrunk_program": _program([("arange_index", (("mult", 2**31), ("offset", 0)))]).to_json()}
+    assert finding_trigger(row, "cuda") == Trigger(frozenset({"arange_index"}), "finding 3")  # the shrunk program's
+    assert finding_trigger(row, "cpu") is None
+    assert finding_trigger({**row, "canary": "bmm-batch-rotate"}, "cuda") is None
+    assert finding_trigger({**row, "stage": "compare", "symptom": "mismatch"}, "cuda") is None  # fails no batch
+    assert finding_trigger({**row, "stage": "export"}, "cuda") is None  # pinned member by member
+    assert finding_trigger({**row, "stage": "eager", "symptom": "crash"}, "cuda") is not None
+
+
+def test_builtin_known_bugs_quarantine_only_where_they_say():
+    on_cuda = {t.source for t in known_triggers(builtin_entries(), "cuda")}
+    on_cpu = {t.source for t in known_triggers(builtin_entries(), "cpu")}
+    assert "inductor-triton-int32-index-coefficient.json" in on_cuda - on_cpu
+    assert "aoti-derived-dim-item-check-undeclared-symbol.json" in on_cuda & on_cpu
+    # a bug that needs sizes no small program has (batch > 65535) lists no trigger
+    assert "aoti-triton-bmm-batch-over-65535.json" not in on_cuda
+
+
+def _campaign(tmp_path, rate):
+    db = str(tmp_path / f"rate{rate}.db")
+    result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "6", "--batch-size", "8",
+                                       "--shrink-minutes", "0.3", "--no-triage", "--seed", "4",
+                                       "--quarantine-rate", str(rate), "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with Corpus.open(db) as corpus:
+        (campaign,) = corpus.campaigns()
+        (finding,) = [f for f in corpus.findings() if f["stage"] == "run"]
+    return result.output, campaign, finding
+
+
+def test_a_campaign_quarantines_the_programs_of_a_bug_it_found(tmp_path, fake_fault):
+    fake_fault("gather:raise")  # every program using gather fails its whole compiled batch at run
+    output, campaign, finding = _campaign(tmp_path, 0)
+    assert "quarantine: programs with {gather}" in output
+    assert campaign["quarantined"] > 0
+    assert "gather" in json.loads(finding["shrunk_program"])["nodes"][0]["op"]
+    # with every quarantined program still checked (alone), the same bug keeps being hit
+    _, unquarantined, hit_again = _campaign(tmp_path, 1)
+    assert unquarantined["quarantined"] == 0
+    assert hit_again["hits"] > finding["hits"]
