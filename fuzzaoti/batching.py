@@ -29,10 +29,11 @@ class AdaptiveBatch:
     target_s: float = TARGET_S
     rate: dict[int, float] = field(default_factory=dict)  # size -> programs per second (smoothed)
 
-    def update(self, seconds: float, troubled: bool) -> int:
+    def update(self, seconds: float, troubled: bool, checked: int | None = None) -> int:
         """The size for the next batch, after one of ``self.size`` took ``seconds``;
-        ``troubled``: it was bisected or a worker had to be replaced."""
-        if self.fixed:
+        ``troubled``: it was bisected or a worker had to be replaced. A batch of another size
+        (``checked``: cut to fit the time left, or short of clean programs) teaches nothing."""
+        if self.fixed or (checked is not None and checked != self.size):
             return self.size
         if troubled or seconds > 1.5 * self.target_s:
             self.size = max(self.low, self.size // 2)
@@ -47,3 +48,12 @@ class AdaptiveBatch:
               and (down not in self.rate or mine > CLEARLY * self.rate[down])):
             self.size = up  # still climbing: the last doubling paid off (or this is the first step)
         return self.size
+
+    def fitting(self, seconds_left: float) -> int:
+        """The size to check now: ``size``, or fewer when a batch of ``size`` would run past the
+        campaign's end at the measured programs per second (a 64-program batch can take minutes:
+        ``--minutes`` is kept, not overrun by one last batch). Never below ``low``."""
+        rate = self.rate.get(self.size) or max(self.rate.values(), default=0.0)
+        if self.fixed or rate <= 0:
+            return self.size
+        return max(self.low, min(self.size, int(rate * max(seconds_left, 0.0))))

@@ -210,12 +210,14 @@ class Campaign:
         """Check one batch (the first ``size`` drawn cases the quarantine does not set aside)
         and store its failures; True if it had any."""
         failures_before, started = self.counts.failures, time.monotonic()
-        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], self.batching.size)
+        size = self.batching.fitting(self._seconds_left())
+        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], size)
         self.counts.quarantined += set_aside
         drawn = [drawn[i] for i in chosen]
         troubles_before = pool.stats.bisections + pool.restarts
         outcomes = pool.check(drawn, alone=[chosen.index(i) for i in alone])
-        self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before)
+        self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before,
+                             checked=len(drawn))
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)

@@ -32,3 +32,15 @@ def test_slow_or_troubled_batches_halve_down_to_the_floor():
 def test_a_size_the_user_gave_never_changes():
     b = AdaptiveBatch(12, fixed=True, target_s=100)
     assert b.update(1, False) == 12 and b.update(1000, True) == 12
+
+
+def test_the_last_batch_fits_the_time_left():
+    b = AdaptiveBatch(16, target_s=1000)
+    assert b.fitting(5) == 16  # nothing measured yet: no estimate
+    b.update(20, False)  # 16 programs in 20 s: 0.8 per second; the next size is 32
+    assert b.fitting(1000) == 32
+    assert b.fitting(10) == 8  # 0.8/s for 10 s
+    assert b.fitting(0) == MIN_BATCH
+    assert AdaptiveBatch(12, fixed=True).fitting(1) == 12
+    b.update(1, False, checked=8)  # a cut batch: no rate learned, no step
+    assert b.size == 32 and set(b.rate) == {16}
