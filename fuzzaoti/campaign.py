@@ -160,9 +160,11 @@ class Campaign:
             self.quarantine.add(trigger)
         for row in self.corpus.findings():
             self.quarantine.add(finding_trigger(row, device))
-        if self.quarantine.triggers and self.quarantine.rate < 1:
-            self.echo(f"quarantine: {len(self.quarantine.triggers)} triggers of bugs already found; "
-                      f"{self.quarantine.rate:.0%} of the programs that match one are checked, each alone")
+        q = self.quarantine
+        if q.triggers and q.rate < 1:
+            kept = f"{q.rate:.0%} of them checked, each alone, the rest" if q.rate else "all"
+            self.echo(f"quarantine: {len(q.triggers)} triggers of bugs already found; programs that match one: "
+                      f"{kept} set aside")
 
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings

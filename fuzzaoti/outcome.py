@@ -58,6 +58,13 @@ def symptom_of_exception(error: BaseException, stderr: str = "") -> str:
     return "exception"
 
 
+def fails_whole_batch(stage: str, symptom: str) -> bool:
+    """Whether a failure of one program fails the whole merged compile it is part of (and so
+    its batch): an exception or crash at compile, load or run, or any crash or hang. A wrong
+    value is judged per program; an export refusal is pinned member by member."""
+    return symptom in ("crash", "timeout") or (stage in ("compile", "load", "run") and symptom != "mismatch")
+
+
 def fatal_for_process(symptom: str) -> bool:
     """Symptoms after which the worker process must not be reused (a poisoned CUDA context)."""
     return symptom in ("illegal_memory_access", "crash", "timeout")

@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from fuzzaoti import sizes
+from fuzzaoti.outcome import fails_whole_batch
 from fuzzaoti.program import Program
 
-#: stages whose failure fails the whole merged compile (and so its batch)
-BATCH_STAGES = ("compile", "load", "run")
 DEFAULT_RATE = 0.2
 
 
@@ -53,14 +52,10 @@ class Trigger:
         return f"{{{', '.join(sorted(self.features))}}} ({self.source})"
 
 
-def batch_failing(stage: str, symptom: str) -> bool:
-    return symptom in ("crash", "timeout") or (stage in BATCH_STAGES and symptom != "mismatch")
-
-
 def finding_trigger(row: dict[str, Any], device: str) -> Trigger | None:
     """The trigger of a stored finding: its shrunk program's features (else its program's),
     for a finding on ``device`` that fails whole batches and is not a canary's."""
-    if row["device"] != device or row.get("canary") or not batch_failing(row["stage"], row["symptom"]):
+    if row["device"] != device or row.get("canary") or not fails_whole_batch(row["stage"], row["symptom"]):
         return None
     program = Program.from_json(row.get("shrunk_program") or row["program"])
     return Trigger(features(program), f"finding {row['id']}")
@@ -72,7 +67,7 @@ def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str) -
     says so explicitly: its program's ops may need sizes no small program has (a batch past
     65535) to fail, and then quarantining them would only cost coverage."""
     return [Trigger(frozenset(s), source) for source, data in entries
-            if device in data.get("devices", [device]) and batch_failing(data["stage"], data["symptom"])
+            if device in data.get("devices", [device]) and fails_whole_batch(data["stage"], data["symptom"])
             for s in data.get("quarantine", [])]
 
 

@@ -6,21 +6,26 @@ plain Program transforms, checked many at a time: a round's candidates go to the
 as one batch (merged into one compile where their configs agree), and the smallest candidate
 that keeps the signature wins the round. Runtime shapes shrink without recompiling: smaller
 shapes are extra runs of the same compiled candidate, checked smallest first.
+
+A bug that fails whole compiles fails every merged batch holding a candidate that keeps it, and
+when most candidates keep it (the usual case early on) bisecting costs more compiles than there
+are candidates: such rounds compile each candidate on its own, as long as the last round's
+candidates mostly kept the bug.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator
 
 from fuzzaoti import sizes
-from fuzzaoti.outcome import Outcome
+from fuzzaoti.outcome import Outcome, fails_whole_batch
 from fuzzaoti.program import FLOAT_DTYPES, DimSpec, Node, Program
 from fuzzaoti.signature import same_bug, signature
 from fuzzaoti.strategies import Case
 
-Check = Callable[[Sequence[Case]], list[Outcome]]
+Check = Callable[..., list[Outcome]]  # (cases, alone=indices compiled on their own) -> outcomes
 
 
 @dataclass(frozen=True)
@@ -48,16 +53,19 @@ def shrink(case: Case, target: str, check: Check, budget_s: float = 600.0,
     """Greedily shrink ``case`` while ``signature(outcome) == target``, within ``budget_s``."""
     started = time.monotonic()
     best, best_outcome, rounds, checked = _pinned(case), None, 0, 0
+    stage, symptom = target.split("/")[:2]
+    one_by_one = fails_whole_batch(stage, symptom)  # until a round shows most candidates lose the bug
     while time.monotonic() - started < budget_s:
         candidates = sorted({c.program.id + str(c.runs): c for c in _candidates(best)}.values(), key=size_key)
         candidates = [c for c in candidates if size_key(c) < size_key(best)]
         if not candidates:
             break
         rounds += 1
-        outcomes = check(candidates)
+        outcomes = check(candidates, alone=range(len(candidates)) if one_by_one else ())
         checked += len(candidates)
         keep = [(c, o) for c, o in zip(candidates, outcomes)
                 if o.is_finding and same_bug(signature(o, c.program), target)]
+        one_by_one = one_by_one and 2 * len(keep) >= len(candidates)
         if not keep:
             break
         best, best_outcome = _pinned(*keep[0]), keep[0][1]

@@ -7,16 +7,21 @@ from fuzzaoti.strategies import Case
 from fuzzaoti.worker import WorkerConfig
 
 
-def test_shrinks_a_five_op_failure_to_the_guilty_op(fake_fault, five_op_program):
-    fake_fault("bmm:wrong")
+def _shrink_five_op(fake_fault, five_op_program, fault):
+    """Shrink the five-op program failing with the fake backend's ``fault``: (case, target, result, stats)."""
+    fake_fault(fault)
     case = Case(five_op_program, (((("b", 17), ("n", 33)), 5),))
     pool = WorkerPool(WorkerConfig(backend="fake"))
     try:
         (outcome,) = pool.check([case])
         target = signature(outcome, case.program)
-        result = shrink(case, target, pool.check, budget_s=120)
+        return case, target, shrink(case, target, pool.check, budget_s=120), pool.stats
     finally:
         pool.close()
+
+
+def test_shrinks_a_five_op_failure_to_the_guilty_op(fake_fault, five_op_program):
+    case, _, result, _ = _shrink_five_op(fake_fault, five_op_program, "bmm:wrong")
     small = result.case.program
     assert [n.op for n in small.nodes] == ["bmm"]
     assert {i.dtype for i in small.inputs} == {"float32"}
@@ -35,3 +40,13 @@ def test_a_passing_case_does_not_shrink(fake_fault, five_op_program):
     finally:
         pool.close()
     assert result.case == case and result.outcome.passed
+
+
+def test_a_bug_that_fails_whole_compiles_shrinks_one_candidate_per_compile(fake_fault, five_op_program):
+    # a run-time exception fails the merged batch of every candidate that keeps it: while most
+    # candidates keep the bug, each is compiled alone instead of bisecting batches
+    _, target, result, stats = _shrink_five_op(fake_fault, five_op_program, "bmm:raise")
+    assert [n.op for n in result.case.program.nodes] == ["bmm"]
+    assert signature(result.outcome, result.case.program) == target
+    assert stats.bisections == 0
+    assert stats.compiles == 1 + result.candidates_checked
