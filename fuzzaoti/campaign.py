@@ -93,6 +93,7 @@ class Campaign:
         self.last_echo = 0.0
         self.progress_every = PROGRESS_EVERY_S
         self.programs_before = 0
+        self.timeline: list[tuple[float, int]] = []  # (seconds since start, programs this run) after each batch
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
@@ -223,6 +224,7 @@ class Campaign:
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)
+        self.timeline.append((time.monotonic() - self.started, c.programs - self.programs_before))
         for case, outcome in zip(drawn, outcomes):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
