@@ -32,8 +32,12 @@ DEFAULT_RATE = 0.2
 
 def features(program: Program) -> frozenset[str]:
     """What a trigger can ask of a program: its ops, ``derived-dim`` when an input axis is sized
-    by an expression of a dim (``d+1``, ``2*d``), and ``config:KEY`` for each truthy config."""
+    by an expression of a dim (``d+1``, ``2*d``), ``int64-literal`` when an op's integer argument
+    does not fit in int32, and ``config:KEY`` for each truthy config."""
     found = set(program.ops)
+    if any(isinstance(v, int) and not isinstance(v, bool) and not -2**31 <= v < 2**31
+           for node in program.nodes for _, v in node.attrs):
+        found.add("int64-literal")
     for i in program.inputs:
         for size in i.shape:
             affine = sizes.parse(size)

@@ -276,9 +276,14 @@ def _index_put(b: _Builder) -> str:
     return b.add_node("index_put", (x, idx, values), shape, dtype)
 
 
+#: multipliers of the arange index: past 2**31 (a literal int32 cannot hold), and below it but
+#: past 2**31 once multiplied by 2 or 3 (only the product overflows int32: silent wrong indices)
+ARANGE_MULTS = (2**31 + 1, 2**31 + 7, 2**31 + 12345, 2**30 + 3, 1_000_000_007)
+
+
 def _arange_index(b: _Builder) -> str:
     x = _source(b, 1)
-    mult = 2**31 + b.draw(st.sampled_from((1, 7, 12345)))
+    mult = b.draw(st.sampled_from(ARANGE_MULTS))
     offset = b.draw(st.integers(0, 5))
     return b.add_node("arange_index", (x,), b.shapes[x], b.dtypes[x], mult=mult, offset=offset)
 

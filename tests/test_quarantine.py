@@ -24,10 +24,12 @@ ARANGE_DERIVED = _program([("arange_index", (("mult", 2**31 + 7), ("offset", 0))
                           configs=(("max_autotune", True),))
 
 
-def test_features_are_ops_derived_dims_and_truthy_configs():
+def test_features_are_ops_derived_dims_wide_literals_and_truthy_configs():
     assert features(RELU) == {"relu"}
-    assert features(ARANGE) == {"arange_index", "relu"}
-    assert features(ARANGE_DERIVED) == {"arange_index", "derived-dim", "config:max_autotune"}
+    assert features(ARANGE) == {"arange_index", "int64-literal", "relu"}
+    assert features(ARANGE_DERIVED) == {"arange_index", "int64-literal", "derived-dim", "config:max_autotune"}
+    # a multiplier int32 holds (only its products overflow) is no int64 literal
+    assert features(_program([("arange_index", (("mult", 1_000_000_007), ("offset", 0)))])) == {"arange_index"}
 
 
 def test_a_program_is_quarantined_when_it_has_every_feature_of_a_trigger():
@@ -63,7 +65,7 @@ def test_a_trigger_that_a_present_one_covers_adds_nothing():
 def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
     row = {"id": 3, "device": "cuda", "canary": "", "stage": "compile", "symptom": "exception",
            "program": ARANGE.to_json(), "shrunk_program": _program([("arange_index", (("mult", 2**31), ("offset", 0)))]).to_json()}
-    assert finding_trigger(row, "cuda") == Trigger(frozenset({"arange_index"}), "finding 3")  # the shrunk program's
+    assert finding_trigger(row, "cuda") == Trigger(frozenset({"arange_index", "int64-literal"}), "finding 3")  # the shrunk program's
     assert finding_trigger(row, "cpu") is None
     assert finding_trigger({**row, "canary": "bmm-batch-rotate"}, "cuda") is None
     assert finding_trigger({**row, "stage": "compare", "symptom": "mismatch"}, "cuda") is None  # fails no batch
