@@ -11,7 +11,7 @@
 #           bash scripts/gpu_check.sh collect           wait for that campaign, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
-#           bash scripts/gpu_check.sh bench MINUTES     scripts/bench_throughput.py on the GPU
+#           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU
 #           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
@@ -141,7 +141,9 @@ check)
     CXX=${FUZZAOTI_CXX:-g++} step timeout 240 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json
     ;;
 bench)
-    step timeout 570 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "${2:-2.5}" --corpus "$DB"
+    MINUTES=${2:-2.5}
+    shift $(( $# < 2 ? $# : 2 ))  # the rest are extra bench options (--workers 4, --quarantine-rate 1 ...)
+    step timeout 580 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "$MINUTES" --corpus "$DB" "$@"
     step fuzzaoti list --corpus "$DB"
     ;;
 large)
