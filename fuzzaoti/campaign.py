@@ -218,7 +218,7 @@ class Campaign:
         self.counts.quarantined += set_aside
         drawn = [drawn[i] for i in chosen]
         troubles_before = pool.stats.bisections + pool.restarts
-        outcomes = pool.check(drawn, alone=[chosen.index(i) for i in alone])
+        outcomes = pool.check(drawn, alone=alone)
         self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before,
                              checked=len(drawn))
         c = self.counts

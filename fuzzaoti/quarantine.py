@@ -18,8 +18,6 @@ member for the price of an export) never quarantine anything.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -94,13 +92,12 @@ class Quarantine:
         return next((t for t in self.triggers if t.features <= have), None)
 
     def keeps(self, program: Program) -> bool:
-        """Whether a quarantined program is one of the ``rate`` still checked (by its hash)."""
-        digest = hashlib.sha256(json.dumps(program.to_dict(), sort_keys=True).encode()).digest()
-        return int.from_bytes(digest[:4], "big") < self.rate * 2**32
+        """Whether a quarantined program is one of the ``rate`` still checked (by its content hash)."""
+        return int(program.id[:8], 16) < self.rate * 2**32
 
     def sort(self, programs: Sequence[Program], size: int) -> tuple[list[int], list[int], int]:
-        """Indices of the first ``size`` programs to check (in order) and, among them, those to
-        check alone; plus how many quarantined programs were set aside on the way."""
+        """Indices of the first ``size`` programs to check (in order); the positions, in that
+        list, of those to check alone; and how many quarantined programs were set aside on the way."""
         chosen, alone, set_aside = [], [], 0
         for index, program in enumerate(programs):
             if len(chosen) == size:
@@ -108,8 +105,8 @@ class Quarantine:
             if self.trigger_of(program) is None:
                 chosen.append(index)
             elif self.keeps(program):
+                alone.append(len(chosen))
                 chosen.append(index)
-                alone.append(index)
             else:
                 set_aside += 1
         return chosen, alone, set_aside

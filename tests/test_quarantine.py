@@ -104,3 +104,13 @@ def test_a_campaign_quarantines_the_programs_of_a_bug_it_found(tmp_path, fake_fa
     _, unquarantined, hit_again = _campaign(tmp_path, 1)
     assert unquarantined["quarantined"] == 0
     assert hit_again["hits"] > finding["hits"]
+
+
+def test_programs_to_check_alone_are_named_by_their_place_in_the_batch():
+    q = Quarantine([Trigger(frozenset({"arange_index"}), "x")], rate=0.5)
+    variants = [_program([("arange_index", (("mult", 2**31 + k), ("offset", 0)))]) for k in range(40)]
+    dropped = next(p for p in variants if not q.keeps(p))
+    kept = next(p for p in variants if q.keeps(p))
+    chosen, alone, set_aside = q.sort([dropped, RELU, kept], size=2)
+    assert chosen == [1, 2] and set_aside == 1
+    assert alone == [1]  # kept is the batch's second program (drawn third)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import time
 
-import torch
-
 from fuzzaoti.backends.base import Prepared, Progress
 from fuzzaoti.program import Program
 
@@ -51,6 +49,8 @@ def _outputs_using(program: Program, op: str) -> list[bool]:
 
 
 def _off_by_one(tensor):
+    import torch  # not at module level: the parent imports the backends without needing torch
+
     wrong = tensor.clone(memory_format=torch.contiguous_format)  # view(-1) needs it (outputs may be transposed)
     if wrong.numel():
         wrong.view(-1)[:1] += 1
