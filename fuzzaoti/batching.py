@@ -29,18 +29,23 @@ class AdaptiveBatch:
     target_s: float = TARGET_S
     rate: dict[int, float] = field(default_factory=dict)  # size -> programs per second (smoothed)
 
-    def update(self, seconds: float, troubled: bool, checked: int | None = None) -> int:
-        """The size for the next batch, after one of ``self.size`` took ``seconds``;
-        ``troubled``: it was bisected or a worker had to be replaced. A batch of another size
-        (``checked``: cut to fit the time left, or short of clean programs) teaches nothing."""
-        if self.fixed or (checked is not None and checked != self.size):
+    def update(self, seconds: float, troubled: bool, checked: int | None = None, size: int | None = None) -> int:
+        """The size for the next batch, after one drawn at ``size`` (default: the current size)
+        took ``seconds``; ``troubled``: it was bisected or a worker had to be replaced. A batch
+        that checked another number (``checked``: cut to fit the time left, or short of clean
+        programs) teaches nothing; one drawn before the size last changed (batches are queued
+        one ahead) only adds its rate."""
+        size = self.size if size is None else size
+        if self.fixed or (checked is not None and checked != size):
             return self.size
         if troubled or seconds > 1.5 * self.target_s:
-            self.size = max(self.low, self.size // 2)
+            self.size = max(self.low, min(self.size, size // 2))
             return self.size
-        measured = self.size / max(seconds, 1e-6)
-        old = self.rate.get(self.size)
-        self.rate[self.size] = measured if old is None else (old + measured) / 2
+        measured = size / max(seconds, 1e-6)
+        old = self.rate.get(size)
+        self.rate[size] = measured if old is None else (old + measured) / 2
+        if size != self.size:
+            return self.size
         mine, up, down = self.rate[self.size], self.size * 2, self.size // 2
         if down >= self.low and self.rate.get(down, 0.0) > CLEARLY * mine:
             self.size = down

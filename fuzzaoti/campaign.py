@@ -24,7 +24,7 @@ from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.batching import MAX_BATCH, AdaptiveBatch
 from fuzzaoti.known import KnownBug, KnownList, builtin_entries
 from fuzzaoti.outcome import Outcome
-from fuzzaoti.pool import WorkerPool
+from fuzzaoti.pool import Submitted, WorkerPool
 from fuzzaoti.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
@@ -79,6 +79,17 @@ class Counts:
 PROGRESS_EVERY_S = 5.0
 
 
+@dataclass
+class _InFlight:
+    """A batch handed to the pool and not yet recorded."""
+
+    batch: Submitted
+    drawn: list[Case]  # the cases checked, in the pool's order
+    choices: bytes | None  # Hypothesis's choices for it: saved in the corpus if it failed
+    size: int  # the adaptive size it was drawn at
+    submitted_at: float
+
+
 class _TimeUp(BaseException):
     """Ends the Hypothesis run without counting as a test failure (a BaseException)."""
 
@@ -99,6 +110,7 @@ class Campaign:
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
         self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
+        self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -145,8 +157,6 @@ class Campaign:
             pool.start()
             self._generate(pool)
             status = "finished"
-        except _TimeUp:
-            status = "finished"
         finally:
             self.counts.worker_restarts = pool.restarts
             pool.close()
@@ -192,35 +202,61 @@ class Campaign:
         if past:
             self.echo(f"replaying up to {len(past)} past failing batches from the corpus first")
 
+        def finish(flight: _InFlight) -> None:
+            if self._record_batch(pool, flight) and flight.choices is not None:
+                database.save(key, flight.choices)
+
         @settings(max_examples=10**9, deadline=None, database=database, phases=phases,
                   suppress_health_check=list(HealthCheck))
         @hypothesis_seed(s.seed if not self.counts.batches else f"{s.seed}:{self.counts.batches}")
         @given(batch)
         def one_batch(drawn: list[Case]) -> None:
-            if self._time_up():
-                raise _TimeUp
+            if self._time_up() or (self.in_flight and self._seconds_left() <= self._queued_seconds()):
+                raise _TimeUp  # (or the batch already queued takes the time left)
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
-            if self._check_and_record(pool, drawn) and choices is not None:
-                database.save(key, choices)
+            self.in_flight.append(self._submit(pool, drawn, choices))
+            # one batch stays queued behind the one being recorded: the workers go on with it
+            # while this thread records, shrinks and draws the next
+            while len(self.in_flight) > 1:
+                finish(self.in_flight.pop(0))
             if self._time_up():
                 raise _TimeUp
 
         one_batch._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
-        one_batch()
+        try:
+            one_batch()
+        except _TimeUp:
+            pass
+        while self.in_flight:  # not on Ctrl-C: that abandons the batches in flight
+            finish(self.in_flight.pop(0))
 
-    def _check_and_record(self, pool: WorkerPool, drawn: list[Case]) -> bool:
-        """Check one batch (the first ``size`` drawn cases the quarantine does not set aside)
-        and store its failures; True if it had any."""
-        failures_before, started = self.counts.failures, time.monotonic()
-        size = self.batching.fitting(self._seconds_left())
-        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], size)
+    def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> _InFlight:
+        """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside,
+        ``size`` cut to what fits in the time left after the batch queued before it."""
+        size = self.batching.size
+        fits = self.batching.fitting(self._seconds_left() - self._queued_seconds())
+        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += set_aside
         drawn = [drawn[i] for i in chosen]
-        troubles_before = pool.stats.bisections + pool.restarts
-        outcomes = pool.check(drawn, alone=alone)
-        self.batching.update(time.monotonic() - started, pool.stats.bisections + pool.restarts > troubles_before,
-                             checked=len(drawn))
+        return _InFlight(pool.submit(drawn, alone=alone), drawn, choices, size, time.monotonic())
+
+    def _queued_seconds(self) -> float:
+        """Estimated seconds until the workers are done with the batches in flight."""
+        rate = self.batching.rate.get(self.batching.size) or max(self.batching.rate.values(), default=0.0)
+        if rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        return sum(max(0.0, len(f.drawn) / rate - (now - f.submitted_at)) for f in self.in_flight)
+
+    def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
+        """Wait for a batch in flight and store its failures; True if it had any."""
+        failures_before, drawn = self.counts.failures, flight.drawn
+        outcomes = flight.batch.outcomes()
+        # its worker time, spread over the workers: its span from submit to done also holds
+        # the wait behind the batch queued before it
+        self.batching.update(flight.batch.worker_s / len(pool.workers), flight.batch.troubled,
+                             checked=len(drawn), size=flight.size)
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)
@@ -268,7 +304,7 @@ class Campaign:
 
     def _time_up(self) -> bool:
         s = self.settings
-        if s.max_batches is not None and self.counts.batches >= s.max_batches:
+        if s.max_batches is not None and self.counts.batches + len(self.in_flight) >= s.max_batches:
             return True
         return time.monotonic() - self.started >= s.minutes * 60
 

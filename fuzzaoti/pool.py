@@ -6,15 +6,17 @@ and each half checked again, down to single cases: a failure only becomes a find
 case has shown it on its own. When the failure's traceback points into one member's code (the
 worker names that member the suspect), the suspect is checked alone and the rest together:
 two compiles instead of a bisection's 2·log2(n). All workers take these compiles from one
-queue, so bisecting one worker's failed share does not leave the others idle.
+queue, so bisecting one worker's failed share does not leave the others idle, and a campaign
+queues its next batch before the current one is done, so no worker waits at batch boundaries.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
-from collections import Counter, deque
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
@@ -70,7 +72,56 @@ def configs_label(configs: tuple) -> str:
     return "+".join(key for key, _ in configs) or "default"
 
 
+class Submitted:
+    """A batch handed to the pool: its outcomes fill in as its groups finish, in any order.
+
+    ``worker_s`` is the worker time the batch took (its bisection included): with batches
+    queued back to back, the time from submit to done also holds the wait behind the batch
+    before it, so the adaptive batch size learns from this instead."""
+
+    def __init__(self, cases: Sequence[Case], backend: str | None, priority: int):
+        self.cases, self.backend, self.priority = list(cases), backend, priority
+        self.results: list[Outcome | None] = [None] * len(self.cases)
+        self.open_groups = 0
+        self.worker_s = 0.0
+        self.troubled = False  # a group failed as a whole (bisected) or its worker died
+        self.error: BaseException | None = None
+        self._done = threading.Event()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def outcomes(self) -> list[Outcome]:
+        """Wait for every outcome (same order as the cases); re-raises a pool error."""
+        while not self._done.wait(0.5):  # a short wait, so a Ctrl-C is seen at once
+            pass
+        if self.error is not None:
+            raise self.error
+        return self.results  # type: ignore[return-value]
+
+
+@dataclass(order=True)
+class _Group:
+    """One compile on the shared queue: urgent batches first, then a batch's bisection parts
+    before fresh groups (a failed batch is pinned before more work piles up), then FIFO."""
+
+    rank: tuple[int, int, int]
+    batch: Submitted = field(compare=False)
+    indices: list[int] = field(compare=False)
+    bisecting: bool = field(compare=False)
+
+
+URGENT, QUEUED = 0, 1
+
+
 class WorkerPool:
+    """Workers fed from one queue of compile groups by one thread each.
+
+    ``submit`` returns at once, so a campaign hands over its next batch while the last groups
+    of the current one still compile: no worker idles at a batch boundary waiting for the
+    slowest group (measured on the H200 before this: the batch barrier left workers idle).
+    ``check`` (shrinking, triage, replay) jumps the queue and waits."""
+
     def __init__(self, config: WorkerConfig, workers: int = 1,
                  worker_env: Callable[[int], dict[str, str]] | None = None):
         extra_env = worker_env or (lambda k: {})
@@ -79,63 +130,102 @@ class WorkerPool:
         self.stats = PoolStats()
         self._stats_lock = threading.Lock()  # workers' threads add to the stats
         self.checked = [0] * len(self.workers)  # programs each worker has checked
+        self._queue: list[_Group] = []  # a heap
+        self._seq = itertools.count()
+        self._state = threading.Condition()
+        self._threads: list[threading.Thread] = []
+        self._closing = False
 
     @property
     def restarts(self) -> int:
         return sum(max(w.restarts, 0) for w in self.workers)
 
     def start(self) -> None:
+        """Start every worker process at once (each imports torch: seconds apiece)."""
         for w in self.workers:
-            w.start()
+            w.launch()
+        for w in self.workers:
+            w.wait_ready()
 
     def close(self) -> None:
+        with self._state:
+            self._closing = True
+            self._state.notify_all()
         for w in self.workers:
             w.close()
+        for t in self._threads:
+            t.join(timeout=10)
 
     def check(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = ()) -> list[Outcome]:
-        """Outcomes for ``cases`` (same order), spreading them over the workers.
+        """Outcomes for ``cases`` (same order), ahead of any queued batch; see ``submit``."""
+        return self.submit(cases, backend, alone, priority=URGENT).outcomes()
 
-        ``backend`` overrides the workers' own for this call (the triage ladder uses it);
+    def submit(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = (),
+               priority: int = QUEUED) -> Submitted:
+        """Queue ``cases`` for the workers and return at once.
+
+        ``backend`` overrides the workers' own for this batch (the triage ladder uses it);
         the cases at indices ``alone`` are each compiled on their own (quarantined programs).
+        A group that fails as a whole is split and its parts go back on the queue, so a
+        worker that is done with its share helps bisect another's failure."""
+        batch = Submitted(cases, backend, priority)
+        groups = _groups(cases, set(alone), len(self.workers))
+        with self._stats_lock:
+            self.stats.batches += 1
+        with self._state:
+            if self._closing:
+                raise RuntimeError("the worker pool is closed")
+            batch.open_groups = len(groups)
+            for indices in groups:
+                self._push(batch, indices, bisecting=False)
+            if not groups:
+                batch._done.set()
+            self._state.notify_all()
+            if not self._threads:
+                self._threads = [threading.Thread(target=self._serve, args=(k,), name=f"fuzzaoti-worker{k}",
+                                                  daemon=True) for k in range(len(self.workers))]
+                for t in self._threads:
+                    t.start()
+        return batch
 
-        The work is a queue of groups shared by all workers: a group that fails as a whole is
-        split and its parts go back on the queue, so a worker that is done with its share helps
-        bisect another's failure instead of idling until the batch ends."""
-        self.stats.batches += 1
-        results: list[Outcome | None] = [None] * len(cases)
-        queue: deque[tuple[list[int], bool]] = deque(
-            (group, False) for group in _groups(cases, set(alone), len(self.workers)))
-        state = threading.Condition()
-        busy, errors = [0], []
+    def _push(self, batch: Submitted, indices: list[int], bisecting: bool) -> None:
+        rank = (batch.priority, 0 if bisecting else 1, next(self._seq))
+        heapq.heappush(self._queue, _Group(rank, batch, indices, bisecting))
 
-        def serve(k: int) -> None:
-            while True:
-                with state:
-                    while not queue and busy[0] and not errors:
-                        state.wait()
-                    if not queue or errors:
-                        return
-                    indices, bisecting = queue.popleft()
-                    busy[0] += 1
-                try:
-                    outcomes, parts = self._attempt(self.workers[k], [cases[i] for i in indices], backend, bisecting)
-                except BaseException as exc:  # noqa: BLE001 - re-raised by check() once every thread stopped
-                    outcomes, parts = None, []
-                    errors.append(exc)
-                with state:
-                    busy[0] -= 1
-                    if outcomes is not None:
-                        for index, outcome in zip(indices, outcomes):
-                            results[index] = outcome
-                        self.checked[k] += len(indices)
-                    queue.extend(([indices[j] for j in part], True) for part in parts)
-                    state.notify_all()
-
-        with ThreadPoolExecutor(max_workers=len(self.workers)) as executor:
-            list(executor.map(serve, range(len(self.workers))))
-        if errors:
-            raise errors[0]
-        return results  # type: ignore[return-value]
+    def _serve(self, k: int) -> None:
+        """Worker k's thread: take the first group on the queue, check it, file the outcome."""
+        worker = self.workers[k]
+        while True:
+            with self._state:
+                while not self._queue and not self._closing:
+                    self._state.wait()
+                if self._closing:
+                    return
+                group = heapq.heappop(self._queue)
+            batch, indices = group.batch, group.indices
+            if batch.error is not None:  # another group of this batch already failed the pool
+                continue
+            try:
+                outcomes, parts, seconds = self._attempt(worker, [batch.cases[i] for i in indices], batch.backend,
+                                                         group.bisecting)
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
+                with self._state:
+                    batch.error = exc
+                    batch._done.set()
+                continue
+            with self._state:
+                batch.worker_s += seconds
+                batch.troubled |= bool(parts) or not worker.alive()
+                if outcomes is not None:
+                    for index, outcome in zip(indices, outcomes):
+                        batch.results[index] = outcome
+                    self.checked[k] += len(indices)
+                for part in parts:
+                    self._push(batch, [indices[j] for j in part], bisecting=True)
+                batch.open_groups += len(parts) - 1
+                if batch.open_groups == 0:
+                    batch._done.set()
+                self._state.notify_all()
 
     def describe_workers(self) -> str:
         """Per worker (its GPU on cuda): programs checked and restarts, for progress lines."""
@@ -147,9 +237,10 @@ class WorkerPool:
         return "; ".join(parts)
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,
-                 bisecting: bool) -> tuple[list[Outcome] | None, list[list[int]]]:
+                 bisecting: bool) -> tuple[list[Outcome] | None, list[list[int]], float]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
-        a whole, the parts to check next (the suspect alone and the rest, else two halves)."""
+        a whole, the parts to check next (the suspect alone and the rest, else two halves);
+        and the seconds it took."""
         job = {
             "backend": backend or worker.config.backend,
             "device": worker.config.device,
@@ -157,25 +248,26 @@ class WorkerPool:
         }
         started = time.monotonic()
         result = worker.check(job)
+        seconds = time.monotonic() - started
         with self._stats_lock:
-            self.stats.add(time.monotonic() - started, bisecting, result.get("seconds") or {},
+            self.stats.add(seconds, bisecting, result.get("seconds") or {},
                            configs_label(cases[0].program.configs), len(cases))
         if result["batch"] is None:
-            return [Outcome.from_dict(o) for o in result["cases"]], []
+            return [Outcome.from_dict(o) for o in result["cases"]], [], seconds
         if len(cases) == 1:
             outcome = Outcome.from_dict(result["batch"])
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
-            return [outcome], []
+            return [outcome], [], seconds
         with self._stats_lock:
             self.stats.bisections += 1
             self.stats.bisect_causes[signature(Outcome.from_dict(result["batch"]))[:160]] += 1
         suspect = result.get("suspect")
         if suspect is not None and 0 <= suspect < len(cases):  # the failure named its member
-            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]]
+            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds
         half = len(cases) // 2
-        return None, [list(range(half)), list(range(half, len(cases)))]
+        return None, [list(range(half)), list(range(half, len(cases)))], seconds
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:

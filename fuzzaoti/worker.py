@@ -89,6 +89,11 @@ class Worker:
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Spawn the process without waiting for it: a pool starts all its workers at once."""
         config = json.dumps(asdict(self.config))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "fuzzaoti.worker", config, self.stderr_path],
@@ -98,6 +103,9 @@ class Worker:
         )
         self._buffer = b""
         self.restarts += 1
+
+    def wait_ready(self) -> None:
+        """Wait for a launched worker's "ready" (it has imported torch and installed its canary)."""
         kind, payload = self._receive(self.config.compile_timeout)
         if kind != "ready":
             self.kill()

@@ -44,3 +44,11 @@ def test_the_last_batch_fits_the_time_left():
     assert AdaptiveBatch(12, fixed=True).fitting(1) == 12
     b.update(1, False, checked=8)  # a cut batch: no rate learned, no step
     assert b.size == 32 and set(b.rate) == {16}
+
+
+def test_a_batch_drawn_before_the_size_changed_only_adds_its_rate():
+    b = AdaptiveBatch(16, target_s=1000)
+    assert b.update(20, False) == 32  # batch 1 (16 programs); batch 2 was queued at 16 meanwhile
+    assert b.update(10, False, checked=16, size=16) == 32  # batch 2: its rate is noted, no step
+    assert b.rate[16] == (16 / 20 + 16 / 10) / 2
+    assert b.update(500, True, checked=16, size=16) == 8  # trouble halves from the smaller size

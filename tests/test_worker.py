@@ -89,3 +89,35 @@ def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_f
         assert pool.stats.compiles - pool.stats.bisect_compiles == 3
     finally:
         pool.close()
+
+
+def test_batches_queued_back_to_back_each_get_their_own_outcomes(bmm_index_program, fake_fault):
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+
+    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    fake_fault("bmm:raise")
+    m = ((("m", 4),), 0)
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
+    try:
+        pool.start()
+        first = pool.submit([Case(innocent, (m,))] * 2 + [_case(bmm_index_program)] + [Case(innocent, (m,))])
+        second = pool.submit([Case(innocent, (m,))] * 3)
+        urgent = pool.check([_case(bmm_index_program)])  # jumps the queue, and waits
+        assert [o.symptom for o in urgent] == ["exception"]
+        assert [o.symptom for o in first.outcomes()] == ["pass", "pass", "exception", "pass"]
+        assert [o.symptom for o in second.outcomes()] == ["pass"] * 3
+        assert first.troubled and not second.troubled  # the first was bisected
+        assert first.worker_s > 0 and second.worker_s > 0 and pool.stats.batches == 3
+    finally:
+        pool.close()
+
+
+def test_the_queue_serves_urgent_work_then_bisection_then_fresh_groups():
+    from fuzzaoti.pool import QUEUED, URGENT, Submitted, _Group
+
+    queued, urgent = Submitted([], None, QUEUED), Submitted([], None, URGENT)
+    groups = [_Group((QUEUED, 1, 0), queued, [0], False), _Group((QUEUED, 0, 1), queued, [1], True),
+              _Group((URGENT, 1, 2), urgent, [0], False)]
+    assert [(g.batch.priority, g.bisecting) for g in sorted(groups)] == [(URGENT, False), (QUEUED, True),
+                                                                         (QUEUED, False)]
