@@ -20,7 +20,8 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -42,6 +43,12 @@ class Arm:
     warm_programs: int = 0  # checked by the end of the cold start
     warm_at: float = 0.0
     set_aside: int = 0
+    by_configs: Counter = field(default_factory=Counter)  # naive loop: seconds per config set...
+    programs_by_configs: Counter = field(default_factory=Counter)  # ...and programs
+
+    def describe_configs(self) -> str:
+        return ", ".join(f"{label} {s / self.programs_by_configs[label]:.1f} s ({self.programs_by_configs[label]})"
+                         for label, s in self.by_configs.most_common())
 
     def per_minute(self) -> float:
         return 60 * self.programs / max(self.seconds, 1e-9)
@@ -55,6 +62,7 @@ def naive(minutes: float, device: str, seed: int) -> Arm:
     from hypothesis import strategies as st
 
     from fuzzaoti.execute import check_batch
+    from fuzzaoti.pool import configs_label
     from fuzzaoti.strategies import batch_config_sets, cases, programs
 
     arm, started = Arm(0, 0.0), time.monotonic()
@@ -71,7 +79,11 @@ def naive(minutes: float, device: str, seed: int) -> Arm:
             raise _Done
         job = {"backend": "aoti", "device": device,
                "cases": [{"program": case.program.to_json(), "runs": case.run_dicts()}]}
+        began = time.monotonic()
         check_batch(job, lambda stage: None)
+        label = configs_label(case.program.configs)
+        arm.by_configs[label] += time.monotonic() - began
+        arm.programs_by_configs[label] += 1
         arm.programs += 1
         if arm.programs == 1:
             arm.warm_programs, arm.warm_at = 1, time.monotonic() - started
@@ -121,7 +133,8 @@ def main() -> None:
 
     base = naive(args.minutes, args.device, args.seed)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
-          f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each)", flush=True)
+          f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
+          f"{base.describe_configs()})", flush=True)
     from fuzzaoti.campaign import default_workers
 
     workers = args.workers or default_workers(args.device, None)
