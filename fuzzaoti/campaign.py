@@ -111,6 +111,7 @@ class Campaign:
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
         self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
+        self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -242,17 +243,20 @@ class Campaign:
         return _InFlight(pool.submit(drawn, alone=alone), drawn, choices, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
-        """Estimated seconds until the workers are done with the batches in flight."""
+        """Estimated seconds until the workers are done with the batches in flight: their
+        programs at the measured rate, less the time the oldest has been worked on (since it
+        was queued, or since the batch before it was done, whichever is later)."""
         rate = self.batching.rate.get(self.batching.size) or max(self.batching.rate.values(), default=0.0)
-        if rate <= 0:
+        if rate <= 0 or not self.in_flight:
             return 0.0
-        now = time.monotonic()
-        return sum(max(0.0, len(f.drawn) / rate - (now - f.submitted_at)) for f in self.in_flight)
+        began = max(self.in_flight[0].submitted_at, self.last_done)
+        return max(0.0, sum(len(f.drawn) for f in self.in_flight) / rate - (time.monotonic() - began))
 
     def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
         """Wait for a batch in flight and store its failures; True if it had any."""
         failures_before, drawn = self.counts.failures, flight.drawn
         outcomes = flight.batch.outcomes()
+        self.last_done = time.monotonic()
         # its worker time, spread over the workers: its span from submit to done also holds
         # the wait behind the batch queued before it
         self.batching.update(flight.batch.worker_s / len(pool.workers), flight.batch.troubled,

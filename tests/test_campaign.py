@@ -128,3 +128,18 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
     signatures = [f["signature"] for f in findings]
     assert findings and len(signatures) == len(set(signatures))  # one finding per bug across both
     assert sum(f["hits"] for f in findings) == sum(c["failures"] for c in campaigns)
+
+
+def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
+    from fuzzaoti.campaign import Campaign, CampaignSettings, _InFlight
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake"))
+        campaign.batching.rate[campaign.batching.size] = 2.0  # programs per second
+        now = time.monotonic()
+        # queued 30 s ago, but the batch before it was done only 4 s ago: 20 programs, 4 s in
+        campaign.in_flight = [_InFlight(None, [None] * 20, None, campaign.batching.size, now - 30)]
+        campaign.last_done = now - 4
+        assert 5.5 < campaign._queued_seconds() <= 6.0
+        campaign.last_done = now - 40  # worked on since it was queued: done by now
+        assert campaign._queued_seconds() == 0.0
