@@ -88,9 +88,6 @@ class Submitted:
         self.error: BaseException | None = None
         self._done = threading.Event()
 
-    def done(self) -> bool:
-        return self._done.is_set()
-
     def outcomes(self) -> list[Outcome]:
         """Wait for every outcome (same order as the cases); re-raises a pool error."""
         while not self._done.wait(0.5):  # a short wait, so a Ctrl-C is seen at once

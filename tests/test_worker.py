@@ -11,6 +11,15 @@ def _case(program, env=None):
     return Case(program, ((tuple(sorted((env or {"b": 3, "n": 9}).items())), 1),))
 
 
+def _innocent():
+    """A relu case that the fake backend's bmm faults never touch."""
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+
+    program = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                      (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    return Case(program, (((("m", 4),), 0),))
+
+
 @pytest.mark.parametrize("mode,stage,symptom", [
     ("wrong", "compare", "mismatch"),
     ("raise", "run", "exception"),
@@ -31,15 +40,10 @@ def test_faults_come_back_as_values(bmm_index_program, fake_fault, mode, stage, 
 
 
 def test_crash_in_a_batch_is_bisected_to_the_guilty_case(bmm_index_program, fake_fault):
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
-
-    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
-                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
     fake_fault("bmm:crash")
     pool = WorkerPool(WorkerConfig(backend="fake"))
     try:
-        m = ((("m", 4),), 0)
-        outcomes = pool.check([Case(innocent, (m,)), _case(bmm_index_program), Case(innocent, (m,))])
+        outcomes = pool.check([_innocent(), _case(bmm_index_program), _innocent()])
         assert [o.symptom for o in outcomes] == ["pass", "crash", "pass"]
         assert pool.stats.bisections >= 1 and pool.restarts >= 1
         # 3 cases: the whole batch, then [innocent] and [guilty, innocent], then each of those two
@@ -71,15 +75,10 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
 
 
 def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_fault):
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
-
-    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
-                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
     fake_fault("bmm:raise")
     pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
     try:
-        m = ((("m", 4),), 0)
-        cases = [Case(innocent, (m,))] * 3 + [_case(bmm_index_program)] + [Case(innocent, (m,))] * 4
+        cases = [_innocent()] * 3 + [_case(bmm_index_program)] + [_innocent()] * 4
         outcomes = pool.check(cases, alone=[7])
         assert [o.symptom for o in outcomes] == ["pass"] * 3 + ["exception"] + ["pass"] * 4
         # the first share [0..3] fails as a whole; its halves go back on the queue for either worker
@@ -92,17 +91,12 @@ def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_f
 
 
 def test_batches_queued_back_to_back_each_get_their_own_outcomes(bmm_index_program, fake_fault):
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
-
-    innocent = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
-                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
     fake_fault("bmm:raise")
-    m = ((("m", 4),), 0)
     pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
     try:
         pool.start()
-        first = pool.submit([Case(innocent, (m,))] * 2 + [_case(bmm_index_program)] + [Case(innocent, (m,))])
-        second = pool.submit([Case(innocent, (m,))] * 3)
+        first = pool.submit([_innocent()] * 2 + [_case(bmm_index_program)] + [_innocent()])
+        second = pool.submit([_innocent()] * 3)
         urgent = pool.check([_case(bmm_index_program)])  # jumps the queue, and waits
         assert [o.symptom for o in urgent] == ["exception"]
         assert [o.symptom for o in first.outcomes()] == ["pass", "pass", "exception", "pass"]
