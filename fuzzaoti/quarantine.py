@@ -27,7 +27,8 @@ from fuzzaoti.program import Program
 
 # One program checked alone costs a whole compile (~8 s on the H200), some 10-20 batched
 # programs' worth; at 0.2, with a quarter of drawn programs matching a trigger, those lone
-# compiles took about a quarter of an H200 campaign's worker time. At 0.05 a campaign of
+# compiles took, by an estimate from an H200 bench's counts (66 set aside, so ~16 alone, of
+# ~490 worker-seconds), about a quarter of its worker time. At 0.05 a campaign of
 # ~4000 programs an hour still checks ~50 of them alone: a fix upstream shows within minutes.
 DEFAULT_RATE = 0.05
 
