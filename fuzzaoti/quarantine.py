@@ -25,11 +25,11 @@ from fuzzaoti import sizes
 from fuzzaoti.outcome import fails_whole_batch
 from fuzzaoti.program import Program
 
-# One program checked alone costs a whole compile (~8 s on the H200), some 10-20 batched
-# programs' worth; at 0.2, with a quarter of drawn programs matching a trigger, those lone
-# compiles took, by an estimate from an H200 bench's counts (66 set aside, so ~16 alone, of
-# ~490 worker-seconds), about a quarter of its worker time. At 0.05 a campaign of
-# ~4000 programs an hour still checks ~50 of them alone: a fix upstream shows within minutes.
+# One program checked alone costs a whole compile (~8 s on the H200), some 7 batched programs'
+# worth (1.1 worker-seconds each); at 0.2, with a fifth of drawn programs matching a trigger,
+# those lone compiles took, by an estimate from an H200 bench's counts (66 set aside, so ~16
+# alone, of ~490 worker-seconds), about a quarter of its worker time. At 0.05 a campaign of
+# ~3500 programs an hour still checks ~45 of them alone: a fix upstream shows within minutes.
 DEFAULT_RATE = 0.05
 
 
