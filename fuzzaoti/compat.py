@@ -20,6 +20,12 @@ def torch_versions() -> dict[str, str | None]:
     return {"torch": torch.__version__, "cuda": torch.version.cuda, "device_name": device}
 
 
+def release(version: str) -> tuple[int, int]:
+    """(major, minor) of a torch version string: ``"2.11.0+cu130"`` -> ``(2, 11)``."""
+    major, minor = version.split("+")[0].split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
 def export(module: Any, args: tuple, dynamic_shapes: Mapping[str, Any]) -> Any:
     import torch
 

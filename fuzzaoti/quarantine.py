@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from fuzzaoti import sizes
+from fuzzaoti import compat, sizes
 from fuzzaoti.outcome import fails_whole_batch
 from fuzzaoti.program import Program
 
@@ -68,13 +68,17 @@ def finding_trigger(row: dict[str, Any], device: str) -> Trigger | None:
     return Trigger(features(program), f"finding {row['id']}")
 
 
-def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str) -> list[Trigger]:
+def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, torch_version: str) -> list[Trigger]:
     """Triggers of built-in known bugs (``corpus/known/*.json``): the feature sets an entry
-    lists under ``quarantine``, on the ``devices`` it lists (all when it lists none). An entry
-    says so explicitly: its program's ops may need sizes no small program has (a batch past
-    65535) to fail, and then quarantining them would only cost coverage."""
+    lists under ``quarantine``, on the ``devices`` it lists (all when it lists none), for a
+    torch older than the ``fixed_in`` release it names (any when it names none). An entry says
+    so explicitly: its program's ops may need sizes no small program has (a batch past 65535)
+    to fail, and then quarantining them would only cost coverage; and on a torch with the fix
+    the same programs are coverage, not a bug to step around."""
+    here = compat.release(torch_version)
     return [Trigger(frozenset(s), source) for source, data in entries
             if device in data.get("devices", [device]) and fails_whole_batch(data["stage"], data["symptom"])
+            and ("fixed_in" not in data or here < compat.release(data["fixed_in"]))
             for s in data.get("quarantine", [])]
 
 

@@ -4,6 +4,7 @@ import json
 
 from click.testing import CliRunner
 
+from fuzzaoti import compat
 from fuzzaoti.cli import main
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.known import builtin_entries
@@ -74,12 +75,31 @@ def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
 
 
 def test_builtin_known_bugs_quarantine_only_where_they_say():
-    on_cuda = {t.source for t in known_triggers(builtin_entries(), "cuda")}
-    on_cpu = {t.source for t in known_triggers(builtin_entries(), "cpu")}
+    on_cuda = {t.source for t in known_triggers(builtin_entries(), "cuda", "2.11.0+cu130")}
+    on_cpu = {t.source for t in known_triggers(builtin_entries(), "cpu", "2.11.0")}
     assert "inductor-triton-int32-index-coefficient.json" in on_cuda - on_cpu
     assert "aoti-derived-dim-item-check-undeclared-symbol.json" in on_cuda & on_cpu
     # a bug that needs sizes no small program has (batch > 65535) lists no trigger
     assert "aoti-triton-bmm-batch-over-65535.json" not in on_cuda
+    # a bug fixed in torch 2.13 quarantines its programs only on older torch
+    assert "inductor-tiling-derived-dim-assert.json" in on_cuda
+    for newer in ("2.13.0", "2.15.0+cu130", "2.14.0.dev20261201+cu130"):
+        assert "inductor-tiling-derived-dim-assert.json" not in {
+            t.source for t in known_triggers(builtin_entries(), "cuda", newer)}
+
+
+def test_a_builtin_entry_with_triggers_has_one_its_own_program_meets():
+    # triggers name features of the bug's programs (one entry may list sibling ops), not others
+    for name, data in builtin_entries():
+        have = features(Program.from_dict(data["program"]))
+        if data.get("quarantine"):
+            assert any(set(t) <= have for t in data["quarantine"]), (name, sorted(have))
+
+
+def test_torch_release_parses_local_and_dev_versions():
+    assert compat.release("2.11.0+cu130") == (2, 11)
+    assert compat.release("2.15.0.dev20261201") == (2, 15)
+    assert compat.release("2.13.0") == (2, 13)
 
 
 def _campaign(tmp_path, rate):
