@@ -54,11 +54,48 @@ class AdaptiveBatch:
             self.size = up  # still climbing: the last doubling paid off (or this is the first step)
         return self.size
 
-    def fitting(self, seconds_left: float) -> int:
-        """The size to check now: ``size``, or fewer when a batch of ``size`` would run past the
-        campaign's end at the measured programs per second (a 64-program batch can take minutes:
+
+
+class BatchSizes:
+    """One ``AdaptiveBatch`` per compile config set, made on first use.
+
+    Config sets differ several-fold in what a program costs (H200, worker-seconds per batched
+    program: defaults 1.1, triton.native_matmul 3.3-4.6, max_autotune 7-8.6), so one shared size
+    learns from a mix of rates: a slow native_matmul batch halved the size the defaults had
+    climbed to, and a batch's rate said more about its configs than about its size. Each set
+    climbs on its own measurements instead."""
+
+    def __init__(self, start: int = 16, fixed: bool = False):
+        self.start, self.fixed = start, fixed
+        self.sets: dict[str, AdaptiveBatch] = {}
+
+    def of(self, key: str) -> AdaptiveBatch:
+        if key not in self.sets:
+            self.sets[key] = AdaptiveBatch(self.start, fixed=self.fixed)
+        return self.sets[key]
+
+    def rate(self, key: str) -> float:
+        """Programs per second of set ``key`` at its size (or its best size, or, before its first
+        batch is done, the slowest rate measured for another set: an estimate that errs long)."""
+        own = self.of(key)
+        measured = own.rate.get(own.size) or max(own.rate.values(), default=0.0)
+        if measured > 0:
+            return measured
+        others = [r for b in self.sets.values() for r in b.rate.values() if r > 0]
+        return min(others, default=0.0)
+
+    def fitting(self, key: str, seconds_left: float) -> int:
+        """The size to check now for set ``key``: its size, or fewer when a batch of that size
+        would run past the campaign's end at ``rate(key)`` (a 64-program batch can take minutes:
         ``--minutes`` is kept, not overrun by one last batch). Never below ``low``."""
-        rate = self.rate.get(self.size) or max(self.rate.values(), default=0.0)
-        if self.fixed or rate <= 0:
-            return self.size
-        return max(self.low, min(self.size, int(rate * max(seconds_left, 0.0))))
+        batch = self.of(key)
+        rate = self.rate(key)
+        if batch.fixed or rate <= 0:
+            return batch.size
+        return max(batch.low, min(batch.size, int(rate * max(seconds_left, 0.0))))
+
+    def describe(self) -> str:
+        """The next size of each set: ``32`` with one set, ``default 64, max_autotune 16`` with more."""
+        if len(self.sets) <= 1:
+            return str(next(iter(self.sets.values())).size if self.sets else self.start)
+        return ", ".join(f"{key} {b.size}" for key, b in self.sets.items())

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
-from fuzzaoti.batching import MAX_BATCH, AdaptiveBatch
+from fuzzaoti.batching import MAX_BATCH, BatchSizes
 from fuzzaoti.known import KnownBug, KnownList, builtin_entries
 from fuzzaoti.outcome import Outcome
-from fuzzaoti.pool import Submitted, WorkerPool
+from fuzzaoti.pool import Submitted, WorkerPool, configs_label
 from fuzzaoti.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
@@ -86,6 +86,7 @@ class _InFlight:
     batch: Submitted
     drawn: list[Case]  # the cases checked, in the pool's order
     choices: bytes | None  # Hypothesis's choices for it: saved in the corpus if it failed
+    configs: str  # its config set (``configs_label``): each set has its own adaptive size
     size: int  # the adaptive size it was drawn at
     submitted_at: float
 
@@ -109,7 +110,7 @@ class Campaign:
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
-        self.batching = AdaptiveBatch(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
+        self.batching = BatchSizes(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
 
@@ -235,22 +236,24 @@ class Campaign:
     def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> _InFlight:
         """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside,
         ``size`` cut to what fits in the time left after the batch queued before it."""
-        size = self.batching.size
-        fits = self.batching.fitting(self._seconds_left() - self._queued_seconds())
+        configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
+        size = self.batching.of(configs).size
+        fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
         chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += set_aside
         drawn = [drawn[i] for i in chosen]
-        return _InFlight(pool.submit(drawn, alone=alone), drawn, choices, size, time.monotonic())
+        return _InFlight(pool.submit(drawn, alone=alone), drawn, choices, configs, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
         """Estimated seconds until the workers are done with the batches in flight: their
-        programs at the measured rate, less the time the oldest has been worked on (since it
-        was queued, or since the batch before it was done, whichever is later)."""
-        rate = self.batching.rate.get(self.batching.size) or max(self.batching.rate.values(), default=0.0)
-        if rate <= 0 or not self.in_flight:
+        programs at their config sets' measured rates, less the time the oldest has been worked
+        on (since it was queued, or since the batch before it was done, whichever is later)."""
+        rates = [self.batching.rate(f.configs) for f in self.in_flight]
+        if not self.in_flight or min(rates) <= 0:
             return 0.0
         began = max(self.in_flight[0].submitted_at, self.last_done)
-        return max(0.0, sum(len(f.drawn) for f in self.in_flight) / rate - (time.monotonic() - began))
+        work = sum(len(f.drawn) / rate for f, rate in zip(self.in_flight, rates))
+        return max(0.0, work - (time.monotonic() - began))
 
     def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
         """Wait for a batch in flight and store its failures; True if it had any."""
@@ -259,8 +262,8 @@ class Campaign:
         self.last_done = time.monotonic()
         # its worker time, spread over the workers: its span from submit to done also holds
         # the wait behind the batch queued before it
-        self.batching.update(flight.batch.worker_s / len(pool.workers), flight.batch.troubled,
-                             checked=len(drawn), size=flight.size)
+        self.batching.of(flight.configs).update(flight.batch.worker_s / len(pool.workers), flight.batch.troubled,
+                                                checked=len(drawn), size=flight.size)
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)
@@ -319,7 +322,7 @@ class Campaign:
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
-                f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.size}")
+                f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.describe()}")
         pool = self.pool
         if pool is not None and (len(pool.workers) > 1 or self.settings.device == "cuda"):
             line += " | " + pool.describe_workers()

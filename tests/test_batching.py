@@ -1,6 +1,6 @@
 """Adaptive batch size: climb to the size that checks the most programs per second."""
 
-from fuzzaoti.batching import MAX_BATCH, MIN_BATCH, AdaptiveBatch
+from fuzzaoti.batching import MAX_BATCH, MIN_BATCH, AdaptiveBatch, BatchSizes
 
 
 def _run(batch, seconds_for, steps):
@@ -35,16 +35,31 @@ def test_a_size_the_user_gave_never_changes():
 
 
 def test_the_last_batch_fits_the_time_left():
-    b = AdaptiveBatch(16, target_s=1000)
-    assert b.fitting(5) == 16  # nothing measured yet: no estimate
+    sizes = BatchSizes(16)
+    sizes.of("default").target_s = 1000
+    assert sizes.fitting("default", 5) == 16  # nothing measured yet: no estimate
+    b = sizes.of("default")
     b.update(20, False)  # 16 programs in 20 s: 0.8 per second; the next size is 32
-    assert b.fitting(1000) == 32
-    assert b.fitting(10) == 8  # 0.8/s for 10 s
-    assert b.fitting(0) == MIN_BATCH
-    assert AdaptiveBatch(12, fixed=True).fitting(1) == 12
+    assert sizes.fitting("default", 1000) == 32
+    assert sizes.fitting("default", 10) == 8  # 0.8/s for 10 s
+    assert sizes.fitting("default", 0) == MIN_BATCH
+    assert BatchSizes(12, fixed=True).fitting("default", 1) == 12
     b.update(1, False, checked=8)  # a cut batch: no rate learned, no step
     assert b.size == 32 and set(b.rate) == {16}
 
+
+def test_each_config_set_climbs_on_its_own_rates():
+    sizes = BatchSizes(16)
+    sizes.of("default").update(16, False)  # 1 program/s: the defaults climb to 32
+    sizes.of("max_autotune").update(120, False)  # 16 in 120 s: twice that would pass 1.5x the target
+    assert sizes.of("default").size == 32 and sizes.of("max_autotune").size == 16
+    sizes.of("default").update(24, False)  # 32 in 24 s beats 16 in 16 s: on to 64
+    assert sizes.of("default").size == 64 and sizes.of("max_autotune").size == 16
+    assert sizes.describe() == "default 64, max_autotune 16"
+    # a set not yet measured is estimated at the slowest rate measured: its last batch errs small
+    assert sizes.rate("triton.native_matmul") == 16 / 120
+    assert sizes.fitting("triton.native_matmul", 60) == 8
+    assert BatchSizes(16).describe() == "16"
 
 def test_a_batch_drawn_before_the_size_changed_only_adds_its_rate():
     b = AdaptiveBatch(16, target_s=1000)

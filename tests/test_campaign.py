@@ -135,10 +135,11 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
 
     with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
         campaign = Campaign(corpus, CampaignSettings(backend="fake"))
-        campaign.batching.rate[campaign.batching.size] = 2.0  # programs per second
+        sizes = campaign.batching.of("default")
+        sizes.rate[sizes.size] = 2.0  # programs per second
         now = time.monotonic()
         # queued 30 s ago, but the batch before it was done only 4 s ago: 20 programs, 4 s in
-        campaign.in_flight = [_InFlight(None, [None] * 20, None, campaign.batching.size, now - 30)]
+        campaign.in_flight = [_InFlight(None, [None] * 20, None, "default", sizes.size, now - 30)]
         campaign.last_done = now - 4
         assert 5.5 < campaign._queued_seconds() <= 6.0
         campaign.last_done = now - 40  # worked on since it was queued: done by now
