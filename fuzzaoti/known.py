@@ -71,9 +71,12 @@ def builtin_entries() -> list[tuple[str, dict]]:
 
 
 def builtin_bugs() -> list[KnownBug]:
-    """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title."""
-    return [KnownBug(data.get("pattern", data["signature"]), data.get("upstream") or data["title"], name)
-            for name, data in builtin_entries()]
+    """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title.
+    An entry matches its ``signature``, or its ``pattern``, or any of its ``patterns`` (a bug
+    that reads out of bounds shows wrong values one time and NaNs the next)."""
+    return [KnownBug(pattern, data.get("upstream") or data["title"], name)
+            for name, data in builtin_entries()
+            for pattern in data.get("patterns") or [data.get("pattern", data["signature"])]]
 
 
 def read_user_file(path: str) -> list[KnownBug]:
