@@ -61,9 +61,9 @@ class BatchSizes:
 
     Config sets differ several-fold in what a program costs (H200, worker-seconds per batched
     program: defaults 1.1, triton.native_matmul 3.3-4.6, max_autotune 7-8.6), so one shared size
-    learns from a mix of rates: a slow native_matmul batch halved the size the defaults had
-    climbed to, and a batch's rate said more about its configs than about its size. Each set
-    climbs on its own measurements instead."""
+    learned from a mix of rates: a batch's rate said more about its configs than about its size,
+    and a slow native_matmul batch at a new size could send the defaults back down a size they
+    gain from. Each set climbs on its own measurements instead."""
 
     def __init__(self, start: int = 16, fixed: bool = False):
         self.start, self.fixed = start, fixed
