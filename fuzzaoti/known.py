@@ -3,8 +3,12 @@
 
 Two sources, both plain data:
 
-* the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` (each names its
-  signature, title and upstream reference) and shipped with the package;
+* the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` and shipped with the
+  package. An entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the
+  ``signature`` they give when checked alone (tests/test_known.py replays them), and the
+  globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
+  signature). For the quarantine (fuzzaoti/quarantine.py) it may add ``quarantine`` (feature
+  sets), ``devices`` and ``fixed_in`` (the first torch release with the fix);
 * a text file the user maintains (``--known FILE``; by default ``fuzzaoti-known.txt`` beside
   the corpus when it exists), one entry per line::
 
