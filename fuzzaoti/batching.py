@@ -55,7 +55,6 @@ class AdaptiveBatch:
         return self.size
 
 
-
 class BatchSizes:
     """One ``AdaptiveBatch`` per compile config set, made on first use.
 

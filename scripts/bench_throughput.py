@@ -45,12 +45,16 @@ class Arm:
     warm_programs: int = 0  # checked by the end of the cold start
     warm_at: float = 0.0
     set_aside: int = 0
-    by_configs: Counter = field(default_factory=Counter)  # naive loop: seconds per config set...
+    by_configs: Counter = field(default_factory=Counter)  # seconds spent on each config set...
     programs_by_configs: Counter = field(default_factory=Counter)  # ...and programs
 
+    def per_program(self, label: str) -> float:
+        """Seconds per program of config set ``label``."""
+        return self.by_configs[label] / self.programs_by_configs[label]
+
     def describe_configs(self) -> str:
-        return ", ".join(f"{label} {s / self.programs_by_configs[label]:.1f} s ({self.programs_by_configs[label]})"
-                         for label, s in self.by_configs.most_common())
+        return ", ".join(f"{label} {self.per_program(label):.1f} s ({self.programs_by_configs[label]})"
+                         for label, _ in self.by_configs.most_common())
 
     def per_minute(self) -> float:
         return 60 * self.programs / max(self.seconds, 1e-9)
@@ -130,8 +134,8 @@ def at_the_mix(base: Arm, fuzz: Arm, device: str) -> str:
     mix = [configs_label(tuple(sorted(c.items()))) for c in batch_config_sets(device)]
     if not all(base.programs_by_configs[label] and fuzz.programs_by_configs[label] for label in mix):
         return "at the drawn mix: not every config set was checked by both arms"
-    naive_s = sum(base.by_configs[label] / base.programs_by_configs[label] for label in mix) / len(mix)
-    fuzz_s = sum(fuzz.by_configs[label] / fuzz.programs_by_configs[label] for label in mix) / len(mix)
+    naive_s = sum(base.per_program(label) for label in mix) / len(mix)
+    fuzz_s = sum(fuzz.per_program(label) for label in mix) / len(mix)
     return (f"at the drawn mix ({', '.join(f'{n}x {label}' for label, n in Counter(mix).items())}): naive "
             f"{naive_s:.1f} s, fuzzaoti {fuzz_s:.2f} s per program, {naive_s / max(fuzz_s, 1e-9):.1f}x "
             f"(cold starts included)")

@@ -447,6 +447,11 @@ def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
 CONFIG_COST = {"max_autotune": 7, "triton.native_matmul": 3}
 
 
+def config_cost(configs: dict[str, Any]) -> int:
+    """What a program compiled with ``configs`` costs, in default-compile units (its dearest key)."""
+    return max([CONFIG_COST.get(key, 1) for key in configs] or [1])
+
+
 def config_sets(device: str) -> list[dict[str, Any]]:
     """The compile config sets drawn on ``device`` that the installed torch supports."""
     if device not in CONFIG_SETS:
@@ -460,7 +465,7 @@ def batch_config_sets(device: str) -> list[dict[str, Any]]:
     same compile time, rather than the same number of batches (which spent 85% of an H200
     campaign's compile time in the two dear sets)."""
     sets = config_sets(device)
-    costs = [max([CONFIG_COST.get(key, 1) for key in c] or [1]) for c in sets]
+    costs = [config_cost(c) for c in sets]
     return [c for c, cost in zip(sets, costs) for _ in range(round(max(costs) / cost))]
 
 

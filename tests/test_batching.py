@@ -36,9 +36,9 @@ def test_a_size_the_user_gave_never_changes():
 
 def test_the_last_batch_fits_the_time_left():
     sizes = BatchSizes(16)
-    sizes.of("default").target_s = 1000
-    assert sizes.fitting("default", 5) == 16  # nothing measured yet: no estimate
     b = sizes.of("default")
+    b.target_s = 1000
+    assert sizes.fitting("default", 5) == 16  # nothing measured yet: no estimate
     b.update(20, False)  # 16 programs in 20 s: 0.8 per second; the next size is 32
     assert sizes.fitting("default", 1000) == 32
     assert sizes.fitting("default", 10) == 8  # 0.8/s for 10 s
@@ -60,6 +60,7 @@ def test_each_config_set_climbs_on_its_own_rates():
     assert sizes.rate("triton.native_matmul") == 16 / 120
     assert sizes.fitting("triton.native_matmul", 60) == 8
     assert BatchSizes(16).describe() == "16"
+
 
 def test_a_batch_drawn_before_the_size_changed_only_adds_its_rate():
     b = AdaptiveBatch(16, target_s=1000)

@@ -74,9 +74,13 @@ def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
     assert finding_trigger({**row, "stage": "eager", "symptom": "crash"}, "cuda") is not None
 
 
+def _quarantining(device, torch_version):
+    return {t.source for t in known_triggers(builtin_entries(), device, torch_version)}
+
+
 def test_builtin_known_bugs_quarantine_only_where_they_say():
-    on_cuda = {t.source for t in known_triggers(builtin_entries(), "cuda", "2.11.0+cu130")}
-    on_cpu = {t.source for t in known_triggers(builtin_entries(), "cpu", "2.11.0")}
+    on_cuda = _quarantining("cuda", "2.11.0+cu130")
+    on_cpu = _quarantining("cpu", "2.11.0")
     assert "inductor-triton-int32-index-coefficient.json" in on_cuda - on_cpu
     assert "aoti-derived-dim-item-check-undeclared-symbol.json" in on_cuda & on_cpu
     # a bug that needs sizes no small program has (batch > 65535) lists no trigger
@@ -84,8 +88,7 @@ def test_builtin_known_bugs_quarantine_only_where_they_say():
     # a bug fixed in torch 2.13 quarantines its programs only on older torch
     assert "inductor-tiling-derived-dim-assert.json" in on_cuda
     for newer in ("2.13.0", "2.15.0+cu130", "2.14.0.dev20261201+cu130"):
-        assert "inductor-tiling-derived-dim-assert.json" not in {
-            t.source for t in known_triggers(builtin_entries(), "cuda", newer)}
+        assert "inductor-tiling-derived-dim-assert.json" not in _quarantining("cuda", newer)
 
 
 def test_a_builtin_entry_with_triggers_has_one_its_own_program_meets():

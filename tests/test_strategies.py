@@ -129,11 +129,10 @@ def test_a_thousand_draws_cover_every_op_and_dim_kind():
 
 def test_batch_configs_give_each_config_set_about_the_same_compile_time():
     from fuzzaoti.strategies import batch_config_sets, config_sets
-    from fuzzaoti.strategies._programs import CONFIG_COST
+    from fuzzaoti.strategies._programs import CONFIG_COST, config_cost
 
     drawn = batch_config_sets("cuda")
     for configs in config_sets("cuda"):
-        cost = max([CONFIG_COST.get(key, 1) for key in configs] or [1])
-        share = drawn.count(configs) * cost  # draws times cost: its compile time, in default-compile units
+        share = drawn.count(configs) * config_cost(configs)  # draws times cost: its compile time, in default-compile units
         assert 0.6 * max(CONFIG_COST.values()) <= share <= 1.4 * max(CONFIG_COST.values()), (configs, share)
     assert batch_config_sets("cpu") == [{}]
