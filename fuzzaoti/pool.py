@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from fuzzaoti.outcome import Outcome
 from fuzzaoti.signature import signature
@@ -67,9 +67,11 @@ class PoolStats:
                 + (f"; worker-seconds per program by configs: {per_program}" if per_program else ""))
 
 
-def configs_label(configs: tuple) -> str:
-    """A short name for a program's compile configs in statistics: ``default`` or the keys."""
-    return "+".join(key for key, _ in configs) or "default"
+def configs_label(configs: tuple | Mapping[str, object]) -> str:
+    """A short name for compile configs in statistics: ``default`` or the sorted keys; of a
+    program's frozen ``configs`` pairs or of a config set as strategies draw it (a dict)."""
+    keys = configs.keys() if isinstance(configs, Mapping) else (key for key, _ in configs)
+    return "+".join(sorted(keys)) or "default"
 
 
 class Submitted:

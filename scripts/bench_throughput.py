@@ -4,7 +4,8 @@ Both run on this machine, one after the other, for the same number of minutes:
 
 * naive: a plain ``@given`` test that exports, AOTI-compiles, loads, runs and checks one
   generated program per example, in one process (what a hand-written Hypothesis test does);
-* fuzzaoti: a campaign (worker processes, programs batched into one AOTI compile).
+* fuzzaoti: a campaign (worker processes, programs batched into one AOTI compile); one such arm
+  per count given to ``--workers``, each against the same naive arm.
 
 Prints programs checked per minute for each, their ratio, and the per-program cost against the
 cost of one AOTI compile (the naive loop's seconds per program); then both rates again after
@@ -131,7 +132,7 @@ def at_the_mix(base: Arm, fuzz: Arm, device: str) -> str:
     from fuzzaoti.pool import configs_label
     from fuzzaoti.strategies import batch_config_sets
 
-    mix = [configs_label(tuple(sorted(c.items()))) for c in batch_config_sets(device)]
+    mix = [configs_label(c) for c in batch_config_sets(device)]
     if not all(base.programs_by_configs[label] and fuzz.programs_by_configs[label] for label in mix):
         return "at the drawn mix: not every config set was checked by both arms"
     naive_s = sum(base.per_program(label) for label in mix) / len(mix)
@@ -146,8 +147,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=3.0, help="minutes for each of the two runs")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--batch-size", type=int, default=None, help="fixed batch size (default: adaptive)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="fuzzaoti's worker processes (default: the campaign's own default)")
+    parser.add_argument("--workers", type=int, nargs="+", default=None,
+                        help="fuzzaoti's worker processes (default: the campaign's own default); several "
+                             "counts run one fuzzaoti arm each, after the one naive arm, for an A/B in one run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quarantine-rate", type=float, default=DEFAULT_RATE,
                         help="the campaign's --quarantine-rate (1: check every program that would trip a known "
@@ -165,8 +167,14 @@ def main() -> None:
           f"{base.describe_configs()})", flush=True)
     from fuzzaoti.campaign import default_workers
 
-    workers = args.workers or default_workers(args.device, None)
-    fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers, args.corpus, args.quarantine_rate)
+    for workers in args.workers or [default_workers(args.device, None)]:
+        fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers, args.corpus,
+                        args.quarantine_rate)
+        report(base, fuzz, args, workers)
+
+
+def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None:
+    """One fuzzaoti arm against the naive one: raw rates, after the cold starts, at the mix."""
     print(f"fuzzaoti:   {fuzz.programs} programs in {fuzz.seconds:.0f} s = {fuzz.per_minute():.1f} programs/min "
           f"({fuzz.seconds / max(fuzz.programs, 1):.2f} s per program; {fuzz.set_aside} more drawn and set aside by "
           f"the quarantine at rate {args.quarantine_rate:g}, not counted)", flush=True)
@@ -178,7 +186,7 @@ def main() -> None:
     print(f"after the cold start (the naive loop's first program, {base.warm_at:.0f} s; fuzzaoti's first batch, "
           f"{fuzz.warm_at:.0f} s): naive {base.warm_per_minute():.1f} programs/min, fuzzaoti "
           f"{fuzz.warm_per_minute():.1f}/min, {fuzz.warm_per_minute() / max(base.warm_per_minute(), 1e-9):.1f}x")
-    print(at_the_mix(base, fuzz, args.device))
+    print(at_the_mix(base, fuzz, args.device), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
 #           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
 #           bash scripts/gpu_check.sh background MINUTES  start an unattended large-profile campaign (setsid)
-#           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench, 2 x MINUTES, in the background
+#           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench in the background (MINUTES per arm)
 #           bash scripts/gpu_check.sh collect           wait for that run, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
@@ -95,15 +95,16 @@ background)
     exit 0
     ;;
 background-bench)
-    # the throughput bench with arms longer than one call allows (2 x MINUTES; 'collect' as above):
-    # the longer the arms, the less the cold starts (a minute or more each on a fresh machine) weigh
+    # the throughput bench with arms longer than one call allows (MINUTES per arm: the naive one and
+    # one per --workers count; 'collect' as above): the longer the arms, the less the cold starts
+    # (a minute or more each on a fresh machine) weigh
     MINUTES=${2:-8}
     shift $(( $# < 2 ? $# : 2 ))
     mkdir -p /tmp/bg
     setsid nohup bash -c "python3 $REPO/scripts/bench_throughput.py --device cuda --minutes $MINUTES \
         --corpus /tmp/bg/unattended.db $* > /tmp/bg/unattended.log 2>&1; echo done > /tmp/bg/finished" \
         > /dev/null 2>&1 < /dev/null &
-    echo "background bench started (2 x $MINUTES min): /tmp/bg/unattended.log"
+    echo "background bench started ($MINUTES min per arm): /tmp/bg/unattended.log"
     exit 0
     ;;
 collect)
