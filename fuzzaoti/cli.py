@@ -71,7 +71,7 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Programs compiled together as one AOTI module.  [default: adaptive, 4 to 64, "
                    "starting at 16, climbing to the size that checks the most programs per minute]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes.  [default: 1 on cpu; on cuda one per GPU, two per GPU with 16+ CPU cores each]")
+              help="Worker processes.  [default: 1 on cpu; on cuda, per GPU one for every 5 of its CPU cores, 1 to 3]")
 @click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "
               "[default: the visible GPUs]")
 @click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")

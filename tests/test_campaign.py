@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from fuzzaoti.cli import main
@@ -144,3 +145,18 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
         assert 5.5 < campaign._queued_seconds() <= 6.0
         campaign.last_done = now - 40  # worked on since it was queued: done by now
         assert campaign._queued_seconds() == 0.0
+
+
+@pytest.mark.parametrize("cores, gpus, expected", [
+    (16, "0", 3),  # the H200 node: 3 measured faster than 2
+    (12, "0", 2),
+    (8, "0", 1),
+    (16, "0,1", 2),  # 8 cores a GPU: one worker each
+    (128, "0,1,2,3", 12),  # capped at 3 a GPU
+])
+def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus, expected):
+    from fuzzaoti.campaign import default_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert default_workers("cuda", gpus) == expected
+    assert default_workers("cpu", gpus) == 1
