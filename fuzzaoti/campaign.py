@@ -382,9 +382,9 @@ def default_workers(device: str, gpus: str | None) -> int:
     (export, Inductor's lowering and its sympy reasoning), so more workers per GPU compile side
     by side; each also needs cores for Triton's parallel kernel compiles and g++. Measured on
     the H200 (16 cores), one bench run, 7 minutes an arm: 2 workers 51.1 programs/min, 3 workers
-    66.8. Four lost in an earlier run (5.8x the naive loop against 8.0x for 2, with an older
-    engine): their max_autotune benchmarks shared the GPU, and each such program cost twice the
-    worker time. Hence the cap."""
+    66.8. Four lost in an earlier run with an older engine (5.8x the naive loop): each
+    max_autotune program cost 14.3 worker-seconds against 7.0 with 2, as their autotune
+    benchmarks shared the GPU. Hence the cap."""
     import os
 
     if device != "cuda":
