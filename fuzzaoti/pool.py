@@ -58,7 +58,8 @@ class PoolStats:
         causes = ", ".join(f"{n}x {cause}" for cause, n in self.bisect_causes.most_common(3))
         staged = sum(self.stage_s.values())
         stages = ", ".join(f"{stage} {100 * s / staged:.0f}%" for stage, s in self.stage_s.most_common())
-        per_program = ", ".join(f"{configs} {s / max(self.configs_programs[configs], 1):.1f} s"
+        per_program = ", ".join(f"{configs} {s / max(self.configs_programs[configs], 1):.1f} s "
+                                f"({self.configs_programs[configs]} checked)"
                                 for configs, s in self.configs_s.most_common())
         return (f"{self.compiles} compiles, {self.bisect_compiles} of them bisecting failed batches "
                 f"({100 * self.bisect_s / total if total else 0:.0f}% of worker time)"

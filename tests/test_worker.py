@@ -1,5 +1,7 @@
 """The isolation boundary, driven through the fake backend's scripted faults."""
 
+import re
+
 import pytest
 
 from fuzzaoti.pool import WorkerPool
@@ -70,6 +72,9 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
         outcomes = pool.check([_case(bmm_index_program), _case(autotuned)])
         assert [o.symptom for o in outcomes] == ["pass", "pass"]
         assert pool.stats.compiles == 2
+        described = pool.stats.describe()  # each config set's cost per program and its count
+        assert re.search(r"default [\d.]+ s \(1 checked\)", described)
+        assert re.search(r"max_autotune [\d.]+ s \(1 checked\)", described)
     finally:
         pool.close()
 
