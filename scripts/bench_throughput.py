@@ -157,7 +157,8 @@ def main() -> None:
                         help="the campaign's --quarantine-rate (1: check every program that would trip a known "
                              "bug, each alone, as the naive loop does)")
     parser.add_argument("--corpus", default=None,
-                        help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one)")
+                        help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one); with "
+                             "several --workers counts, one corpus per arm: PATH with .<workers>w before its extension")
     args = parser.parse_args()
     from fuzzaoti import compat
 
@@ -169,10 +170,23 @@ def main() -> None:
           f"{base.describe_configs()})", flush=True)
     from fuzzaoti.campaign import default_workers
 
-    for workers in args.workers or [default_workers(args.device, None)]:
-        fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers, args.corpus,
-                        args.quarantine_rate)
+    counts = args.workers or [default_workers(args.device, None)]
+    for workers in counts:
+        fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers,
+                        arm_corpus(args.corpus, workers, len(counts)), args.quarantine_rate)
         report(base, fuzz, args, workers)
+
+
+def arm_corpus(path: str | None, workers: int, arms: int) -> str | None:
+    """The corpus of the arm with ``workers`` workers: ``path`` itself when it is the only
+    arm, else ``path`` with ``.<workers>w`` before its extension. Each arm starts from an empty
+    corpus, since a campaign replays the failing batches stored in its corpus first and sets
+    aside programs that match its findings; a shared corpus would hand the second arm the first
+    arm's failures."""
+    if path is None or arms == 1:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.{workers}w{ext}"
 
 
 def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None:

@@ -111,12 +111,18 @@ collect)
     for _ in $(seq 1 170); do [ -f /tmp/bg/finished ] && break; sleep 3; done
     [ -f /tmp/bg/finished ] || echo "background run still running"
     cp /tmp/bg/unattended.log "$OUT"/
-    grep -v "FutureWarning\|cls.__new__" /tmp/bg/unattended.log | tail -25 | cut -c1-400
-    [ -f /tmp/bg/unattended.db ] || exit 0  # a bench still in its naive arm has no corpus yet
-    python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" \
-        /tmp/bg/unattended.db "$OUT/unattended.db"  # a consistent copy, WAL included, even mid-run
-    DB=$OUT/unattended.db
-    step fuzzaoti list --corpus "$DB"
+    grep -v "FutureWarning\|cls.__new__" /tmp/bg/unattended.log | tail -25 | cut -c1-700
+    # one corpus per campaign (a bench with several --workers counts keeps one per arm); a bench
+    # still in its naive arm has none yet
+    for SRC in /tmp/bg/unattended*.db; do
+        [ -f "$SRC" ] || continue
+        DB=$OUT/$(basename "$SRC")
+        python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" \
+            "$SRC" "$DB"  # a consistent copy, WAL included, even mid-run
+        step fuzzaoti list --corpus "$DB"
+        campaigns
+    done
+    exit 0
     ;;
 canary-report)
     # issue acceptance: a canary failure in a program of 5 ops shrinks to <= 2 ops with the same
