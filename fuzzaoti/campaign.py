@@ -10,6 +10,7 @@ so a killed campaign loses at most the batch in flight.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -351,7 +352,6 @@ def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, dev
 
 def _refuse_if_alive(row: dict) -> None:
     """A campaign still running in a live process on this host must not be resumed twice."""
-    import os
     import socket
 
     from fuzzaoti.errors import CorpusError
@@ -367,8 +367,6 @@ def _refuse_if_alive(row: dict) -> None:
 
 def _gpu_ids(gpus: str | None) -> list[str]:
     """The GPU ids workers are pinned to: ``--gpus``, else the visible ones (at least one slot)."""
-    import os
-
     if gpus:
         return [g.strip() for g in gpus.split(",") if g.strip()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -385,13 +383,19 @@ def default_workers(device: str, gpus: str | None) -> int:
     66.8. Four lost in an earlier run with an older engine (5.8x the naive loop): each
     max_autotune program cost 14.3 worker-seconds against 7.0 with 2, as their autotune
     benchmarks shared the GPU. Hence the cap."""
-    import os
-
     if device != "cuda":
         return 1
     n_gpus = len(_gpu_ids(gpus))
-    cores_per_gpu = (os.cpu_count() or 1) // n_gpus
+    cores_per_gpu = usable_cores() // n_gpus
     return n_gpus * min(3, max(1, cores_per_gpu // 5))
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on: a batch scheduler (Slurm, a container's cpuset)
+    often grants a job a few cores of a large node, and ``os.cpu_count()`` counts the node's."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _pin_gpu(k: int, gpus: str | None) -> dict[str, str]:

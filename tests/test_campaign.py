@@ -157,6 +157,8 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
 def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus, expected):
     from fuzzaoti.campaign import default_workers
 
-    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    # the cores this process may use (a scheduler's cpuset), not the node's
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4 * cores)
     assert default_workers("cuda", gpus) == expected
     assert default_workers("cpu", gpus) == 1
