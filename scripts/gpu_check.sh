@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 MODE=${1:-canary}
 if [ "$MODE" = "prepare" ]; then
-    rm -rf .whl && mkdir -p .whl
+    mkdir -p .whl && rm -f .whl/*.whl  # fresh wheels; keeps .whl/check/ and .whl/finding.db
     python3 -m pip wheel -q --no-deps -w .whl .
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .whl \
         sqlite-utils==4.2.1 click-default-group==1.2.4 sqlite-fts4==1.0.3 tabulate==0.10.0
