@@ -133,10 +133,12 @@ def at_fuzzaotis_mix(base: Arm, fuzz: Arm) -> str:
     (seed 0's first 96 naive examples all drew the default configs, the cheapest), and one dear
     set (native_matmul: 28 s a program alone on the H200 against 6 for a default one) moves a
     naive arm of 60 programs a lot. Both arms' cold starts stay in."""
-    missing = [label for label in fuzz.programs_by_configs if not base.programs_by_configs[label]]
-    if missing or not fuzz.programs:
-        return f"at fuzzaoti's config mix: the naive loop checked no {', '.join(missing) or 'program'} program"
     counts = fuzz.programs_by_configs
+    if not fuzz.programs or not counts:
+        return "at fuzzaoti's config mix: fuzzaoti checked no program"
+    missing = [label for label in counts if not base.programs_by_configs[label]]
+    if missing:
+        return f"at fuzzaoti's config mix: the naive loop checked no {', '.join(missing)} program"
     naive_s = sum(n * base.per_program(label) for label, n in counts.items()) / sum(counts.values())
     fuzz_s = fuzz.seconds / fuzz.programs
     return (f"at fuzzaoti's config mix ({', '.join(f'{n} {label}' for label, n in counts.most_common())}): naive "
