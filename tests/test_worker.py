@@ -81,10 +81,11 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
 
 def test_a_programs_configs_and_the_drawn_config_set_share_one_label(bmm_index_program):
     from fuzzaoti.pool import configs_label
+    from fuzzaoti.program import Program
     from fuzzaoti.strategies import batch_config_sets
 
-    for drawn in batch_config_sets("cuda"):
-        program = bmm_index_program.with_(configs=tuple(sorted(drawn.items())))
+    for drawn in batch_config_sets("cuda"):  # a program stores its configs frozen, as pairs
+        program = Program.from_dict({**bmm_index_program.to_dict(), "configs": drawn})
         assert configs_label(program.configs) == configs_label(drawn)
     assert configs_label({}) == configs_label(()) == "default"
     assert configs_label({"triton.native_matmul": True, "max_autotune": True}) == "max_autotune+triton.native_matmul"
