@@ -5,7 +5,8 @@ Two sources, both plain data:
 
 * the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` and shipped with the
   package. An entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the
-  ``signature`` they give when checked alone (tests/test_known.py replays them), and the
+  ``signature`` they give when checked alone on its ``device`` (default cpu;
+  tests/test_known.py replays them there), and the
   globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
   signature). For the quarantine (fuzzaoti/quarantine.py) it may add ``quarantine`` (feature
   sets), ``devices`` and ``fixed_in`` (the first torch release with the fix);
