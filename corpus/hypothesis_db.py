@@ -50,6 +50,10 @@ class CorpusExampleDatabase(ExampleDatabase):
         return self.corpus.db[TABLE].count
 
 
-def batch_key(device: str, profile: str, batch_size: int | str, runs: int, canary: str | None) -> bytes:
-    """One key per kind of batch: choices replay into the strategy they were drawn from."""
-    return f"fuzzaoti:{device}:{profile}:{batch_size}:{runs}:{canary or ''}".encode()
+def batch_key(device: str, profile: str, batch_size: int | str, runs: int, canary: str | None,
+              configs: str | None = None) -> bytes:
+    """One key per kind of batch: choices replay into the strategy they were drawn from. (A
+    campaign of one config set has its own; one of all sets keeps the key it had before
+    config sets could be chosen, so older corpora still replay.)"""
+    only = f":{configs}" if configs else ""
+    return f"fuzzaoti:{device}:{profile}:{batch_size}:{runs}:{canary or ''}{only}".encode()

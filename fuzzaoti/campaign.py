@@ -54,6 +54,7 @@ class CampaignSettings:
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
     quarantine_rate: float = DEFAULT_RATE  # share of programs that would trip a found bug still checked (alone)
+    configs: str | None = None  # the one compile config set to draw (strategies.CONFIG_SETS); None: all
 
 
 @dataclass
@@ -113,6 +114,7 @@ class Campaign:
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
         self.batching = BatchSizes(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
+        self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
 
     @classmethod
@@ -154,7 +156,8 @@ class Campaign:
         self.programs_before = self.counts.programs
         status = "interrupted"
         self.echo(f"campaign {self.campaign_id}{' resumed' if resumed else ''}: {s.backend} on {s.device}, "
-                  f"{s.minutes:g} min, seed {s.seed}{', canary ' + s.canary if s.canary else ''}, "
+                  f"{s.minutes:g} min, seed {s.seed}{', canary ' + s.canary if s.canary else ''}"
+                  f"{', configs ' + s.configs if s.configs else ''}, "
                   f"corpus {self.corpus.path}")
         try:
             pool.start()
@@ -194,12 +197,12 @@ class Campaign:
         # compile configs are drawn per batch, not per program: only programs that share their
         # configs compile as one module, so per-program configs cost one compile per config set;
         # dear config sets are drawn less often, so that each gets about the same compile time
-        batch = st.sampled_from(batch_config_sets(s.device)).flatmap(batch_of)
+        batch = st.sampled_from(self.config_sets).flatmap(batch_of)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
         database = CorpusExampleDatabase(self.corpus)
-        key = batch_key(s.device, s.profile, s.batch_size or "auto", s.runs_per_program, s.canary)
+        key = batch_key(s.device, s.profile, s.batch_size or "auto", s.runs_per_program, s.canary, s.configs)
         past = set(database.fetch(key)) if self.counts.batches == 0 else set()
         phases = (Phase.reuse, Phase.generate) if past else (Phase.generate,)
         if past:

@@ -85,6 +85,9 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Program sizes: 'large' crosses batch 65535 and 2**31-element index spaces (GPU nodes).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Input bytes per runtime shape.  [default: 8 MiB small, 4 GiB large]")
+@click.option("--configs", default=None, metavar="NAME",
+              help="Draw only this compile config set: default, or on cuda max_autotune or native_matmul "
+                   "(Triton GEMM templates).  [default: all, the dear ones less often]")
 @known_option
 @click.option("--quarantine-rate", type=click.FloatRange(0, 1), default=DEFAULT_RATE, show_default=True,
               help="Share of drawn programs that would trip a compile-failing bug already found (a known "
@@ -93,11 +96,17 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, triage, profile, max_bytes, known_file, quarantine_rate, resume_id) -> None:
+         shrink_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate, resume_id) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
+    from fuzzaoti.strategies import batch_config_sets
+
+    if resume_id is None:  # a bad flag must not leave an empty corpus behind
+        batch_config_sets(device, configs)
+        if device == "cuda":
+            _require_cuda()
     display = Display()
     with Corpus.open(corpus_path, create=resume_id is None) as corpus:
         if resume_id is not None:
@@ -107,7 +116,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
                 shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
-                known_file=known_file, quarantine_rate=quarantine_rate),
+                configs=configs, known_file=known_file, quarantine_rate=quarantine_rate),
                 echo=display)
         if campaign.settings.device == "cuda":
             _require_cuda()

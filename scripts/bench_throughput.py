@@ -12,9 +12,10 @@ cost of one AOTI compile (the naive loop's seconds per program); then both rates
 each arm's cold start (its first program or first batch), which a short run feels most; and
 the naive loop's seconds per program at the config mix fuzzaoti checked against fuzzaoti's (the
 raw rates compare different mixes when the naive loop's few programs happen to be dear or cheap
-ones).
+ones). ``--configs NAME`` has both arms draw one config set only: like against like.
 
     python3 scripts/bench_throughput.py --minutes 3 --device cpu
+    python3 scripts/bench_throughput.py --minutes 8 --device cuda --configs default
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class Arm:
         return 60 * (self.programs - self.warm_programs) / max(self.seconds - self.warm_at, 1e-9)
 
 
-def naive(minutes: float, device: str, seed: int) -> Arm:
+def naive(minutes: float, device: str, seed: int, configs: str | None) -> Arm:
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
@@ -74,9 +75,10 @@ def naive(minutes: float, device: str, seed: int) -> Arm:
     from fuzzaoti.strategies import batch_config_sets, cases, programs
 
     arm, started = Arm(0, 0.0), time.monotonic()
-    # the same mix of compile configs as the campaign draws (dear ones less often), so both
-    # arms check programs of the same kinds
-    drawn = st.sampled_from(batch_config_sets(device)).flatmap(lambda c: cases(programs(device=device, configs=c)))
+    # the same mix of compile configs as the campaign draws (dear ones less often, or just the
+    # one set --configs names), so both arms check programs of the same kinds
+    drawn = st.sampled_from(batch_config_sets(device, configs)).flatmap(
+        lambda c: cases(programs(device=device, configs=c)))
 
     @settings(max_examples=10**6, deadline=None, database=None, phases=(Phase.generate,),
               suppress_health_check=list(HealthCheck))
@@ -105,7 +107,7 @@ def naive(minutes: float, device: str, seed: int) -> Arm:
 
 
 def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int | None,
-             path: str | None, quarantine_rate: float) -> Arm:
+             path: str | None, quarantine_rate: float, configs: str | None) -> Arm:
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
@@ -114,7 +116,7 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
     with Corpus.open(path, create=True) as corpus:
         campaign = Campaign(corpus, CampaignSettings(device=device, minutes=minutes, seed=seed, batch_size=batch_size,
                                                      workers=workers, shrink_minutes=0, triage=False,
-                                                     quarantine_rate=quarantine_rate),
+                                                     quarantine_rate=quarantine_rate, configs=configs),
                             echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True))
         counts = campaign.run()
     warm_at, warm_programs = campaign.timeline[0] if campaign.timeline else (0.0, 0)
@@ -158,15 +160,25 @@ def main() -> None:
     parser.add_argument("--quarantine-rate", type=float, default=DEFAULT_RATE,
                         help="the campaign's --quarantine-rate (1: check every program that would trip a known "
                              "bug, each alone, as the naive loop does)")
+    parser.add_argument("--configs", default=None, metavar="NAME",
+                        help="both arms draw only this compile config set (fuzz --configs): a ratio of like with "
+                             "like, which the mix of all sets gives only over long runs (Hypothesis draws a "
+                             "config set in long runs of examples, and a naive arm checks few)")
     parser.add_argument("--corpus", default=None,
                         help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one); with "
                              "several --workers counts, one corpus per arm: PATH with .<workers>w before its extension")
     args = parser.parse_args()
     from fuzzaoti import compat
+    from fuzzaoti.errors import InvalidArgument
+    from fuzzaoti.strategies import batch_config_sets
 
+    try:
+        batch_config_sets(args.device, args.configs)
+    except InvalidArgument as exc:
+        parser.error(str(exc))
     compat.set_default_cxx()  # the naive loop compiles in this process: same compiler as the workers
 
-    base = naive(args.minutes, args.device, args.seed)
+    base = naive(args.minutes, args.device, args.seed, args.configs)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
           f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
           f"{base.describe_configs()})", flush=True)
@@ -175,7 +187,7 @@ def main() -> None:
     counts = args.workers or [default_workers(args.device, None)]
     for workers in counts:
         fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers,
-                        arm_corpus(args.corpus, workers, len(counts)), args.quarantine_rate)
+                        arm_corpus(args.corpus, workers, len(counts)), args.quarantine_rate, args.configs)
         report(base, fuzz, args, workers)
 
 
@@ -200,7 +212,8 @@ def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None
     per_compile = (fuzz.seconds / max(fuzz.programs, 1)) / max(base.seconds / max(base.programs, 1), 1e-9)
     print(f"ratio: fuzzaoti checks {ratio:.1f}x the programs per minute of the naive loop; "
           f"per-program cost = {per_compile:.2f} of one AOTI compile "
-          f"(device {args.device}, batch {args.batch_size or 'adaptive'}, workers {workers}, {args.minutes:g} min each)")
+          f"(device {args.device}, configs {args.configs or 'all'}, batch {args.batch_size or 'adaptive'}, "
+          f"workers {workers}, {args.minutes:g} min each)")
     print(f"after the cold start (the naive loop's first program, {base.warm_at:.0f} s; fuzzaoti's first batch, "
           f"{fuzz.warm_at:.0f} s): naive {base.warm_per_minute():.1f} programs/min, fuzzaoti "
           f"{fuzz.warm_per_minute():.1f}/min, {fuzz.warm_per_minute() / max(base.warm_per_minute(), 1e-9):.1f}x")

@@ -162,3 +162,31 @@ def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus,
     monkeypatch.setattr(os, "cpu_count", lambda: 4 * cores)
     assert default_workers("cuda", gpus) == expected
     assert default_workers("cpu", gpus) == 1
+
+
+def test_a_campaign_of_one_config_set_draws_only_that_set(tmp_path):
+    from fuzzaoti.campaign import Campaign, CampaignSettings, _TimeUp
+    from fuzzaoti.pool import configs_label
+
+    drawn_labels = []
+
+    def submit(pool, drawn, choices):
+        drawn_labels.extend(configs_label(case.program.configs) for case in drawn)
+        raise _TimeUp  # one batch is enough: nothing is compiled
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        for seed in range(4):
+            campaign = Campaign(corpus, CampaignSettings(device="cuda", backend="fake", seed=seed,
+                                                         configs="native_matmul"))
+            campaign.started, campaign._submit = time.monotonic(), submit
+            campaign._generate(pool=None)
+    assert len(drawn_labels) >= 4 * 4 and set(drawn_labels) == {"triton.native_matmul"}
+
+
+def test_an_unknown_config_set_is_a_one_line_error_and_makes_no_corpus(tmp_path):
+    db = tmp_path / "c.db"
+    done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--backend", "fake", "--configs", "max_autotune",
+                           "--corpus", str(db)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "error: config set 'max_autotune' is not drawn on cpu: use one of default")
+    assert not db.exists()

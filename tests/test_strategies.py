@@ -136,3 +136,14 @@ def test_batch_configs_give_each_config_set_about_the_same_compile_time():
         share = drawn.count(configs) * config_cost(configs)  # draws times cost: its compile time, in default-compile units
         assert 0.6 * max(CONFIG_COST.values()) <= share <= 1.4 * max(CONFIG_COST.values()), (configs, share)
     assert batch_config_sets("cpu") == [{}]
+
+
+def test_a_named_config_set_is_drawn_alone_and_a_bad_name_lists_the_good_ones():
+    from fuzzaoti.strategies import batch_config_sets
+    from fuzzaoti.strategies._programs import named_config_sets
+
+    for name, configs in named_config_sets("cuda").items():
+        assert batch_config_sets("cuda", name) == [configs]
+    assert batch_config_sets("cpu", "default") == [{}]
+    with pytest.raises(InvalidArgument, match=r"'fast' is not drawn on cuda: use one of default, max_autotune"):
+        batch_config_sets("cuda", "fast")
