@@ -7,6 +7,7 @@ new torch release is handled by editing this one file.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Callable, Mapping
 
 from fuzzaoti.errors import Unsupported
@@ -126,10 +127,18 @@ def aten() -> Any:
 
 
 def set_default_cxx() -> None:
-    """Respect ``FUZZAOTI_CXX`` as the C++ compiler AOTI builds with (``CXX`` otherwise)."""
+    """Respect ``FUZZAOTI_CXX`` as the C++ compiler AOTI builds with (``CXX`` otherwise).
+
+    Inductor's config reads ``CXX`` once, when it is imported; a process that imported it
+    already (anything that asked which configs this torch has) would go on with the old
+    compiler, so its ``cpp.cxx`` is set too. (On the H200 node packages built by the default
+    g++ 13 segfault on load: a bench whose naive loop ignored FUZZAOTI_CXX crashed that way.)"""
     cxx = os.environ.get("FUZZAOTI_CXX")
     if cxx:
         os.environ["CXX"] = cxx
+        config = sys.modules.get("torch._inductor.config")
+        if config is not None:
+            config.cpp.cxx = (None, cxx)
 
 
 # ---- Hypothesis internals --------------------------------------------------------------------

@@ -172,11 +172,11 @@ def main() -> None:
     from fuzzaoti.errors import InvalidArgument
     from fuzzaoti.strategies import batch_config_sets
 
+    compat.set_default_cxx()  # the naive loop compiles in this process: same compiler as the workers
     try:
         batch_config_sets(args.device, args.configs)
     except InvalidArgument as exc:
         parser.error(str(exc))
-    compat.set_default_cxx()  # the naive loop compiles in this process: same compiler as the workers
 
     base = naive(args.minutes, args.device, args.seed, args.configs)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
