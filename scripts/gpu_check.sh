@@ -12,7 +12,7 @@
 #           bash scripts/gpu_check.sh collect           wait for that run, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
-#           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU
+#           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU (e.g. --configs default: like with like)
 #           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
