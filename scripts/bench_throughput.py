@@ -21,6 +21,7 @@ ones). ``--configs NAME`` has both arms draw one config set only: like against l
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 import tempfile
@@ -168,6 +169,9 @@ def main() -> None:
                         help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one); with "
                              "several --workers counts, one corpus per arm: PATH with .<workers>w before its extension")
     args = parser.parse_args()
+    # the naive loop compiles and runs in this process, as a hand-written test does: a compiled
+    # program that segfaults ends the bench, and this says where
+    faulthandler.enable()
     from fuzzaoti import compat
     from fuzzaoti.errors import InvalidArgument
     from fuzzaoti.strategies import batch_config_sets

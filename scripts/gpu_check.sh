@@ -89,7 +89,7 @@ background)
     MINUTES=${2:-10}
     mkdir -p /tmp/bg
     setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile large --max-bytes $((8 << 30)) --minutes $MINUTES \
-        --corpus /tmp/bg/unattended.db --seed 3 > /tmp/bg/unattended.log 2>&1; echo done > /tmp/bg/finished" \
+        --corpus /tmp/bg/unattended.db --seed 3 > /tmp/bg/unattended.log 2>&1; echo \"exited with rc=\$?\" >> /tmp/bg/unattended.log; echo done > /tmp/bg/finished" \
         > /dev/null 2>&1 < /dev/null &
     echo "background campaign started ($MINUTES min): /tmp/bg/unattended.log"
     exit 0
@@ -102,7 +102,7 @@ background-bench)
     shift $(( $# < 2 ? $# : 2 ))
     mkdir -p /tmp/bg
     setsid nohup bash -c "python3 $REPO/scripts/bench_throughput.py --device cuda --minutes $MINUTES \
-        --corpus /tmp/bg/unattended.db $* > /tmp/bg/unattended.log 2>&1; echo done > /tmp/bg/finished" \
+        --corpus /tmp/bg/unattended.db $* > /tmp/bg/unattended.log 2>&1; echo \"exited with rc=\$?\" >> /tmp/bg/unattended.log; echo done > /tmp/bg/finished" \
         > /dev/null 2>&1 < /dev/null &
     echo "background bench started ($MINUTES min per arm): /tmp/bg/unattended.log"
     exit 0
