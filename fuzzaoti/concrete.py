@@ -25,13 +25,16 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
     return specs
 
 
+#: Bytes per element of the dtypes programs use (int8 and bool: 1), without importing torch.
+ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
+
+
 def input_bytes(program: Program, env: Mapping[str, int]) -> int:
-    """Bytes the inputs occupy at ``env`` (dtype sizes without importing torch)."""
-    itemsize = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
+    """Bytes the inputs occupy at ``env``."""
     total = 0
     for spec in input_specs(program, env):
         numel = 1
         for n in spec["shape"]:
             numel *= n
-        total += numel * itemsize.get(spec["dtype"], 1)
+        total += numel * ITEMSIZE.get(spec["dtype"], 1)
     return total

@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fuzzaoti import compat, sizes
+from fuzzaoti.concrete import ITEMSIZE
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.ops import index_prefix
 from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
@@ -90,6 +91,17 @@ class _Builder:
     def min_of(self, size: sizes.Size) -> int:
         ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
         return sizes.parse(size).bounds(ranges)[0]
+
+    def min_bytes(self) -> int:
+        """Bytes of the inputs drawn so far at their smallest sizes: the room a static input
+        drawn now must leave them (runtime shapes shrink dynamic dims to fit, never static ones)."""
+        total = 0
+        for spec in self.inputs:
+            numel = 1
+            for s in spec.shape:
+                numel *= self.min_of(s)
+            total += numel * ITEMSIZE.get(spec.dtype, 1)
+        return total
 
     # ---- tensors ---------------------------------------------------------------------------
     def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None) -> str:

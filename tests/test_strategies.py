@@ -147,3 +147,19 @@ def test_a_named_config_set_is_drawn_alone_and_a_bad_name_lists_the_good_ones():
     assert batch_config_sets("cpu", "default") == [{}]
     with pytest.raises(InvalidArgument, match=r"'fast' is not drawn on cuda: use one of default, max_autotune"):
         batch_config_sets("cuda", "fast")
+
+
+@fast(50)
+@given(st.data())
+def test_a_static_big_bmm_leaves_room_for_the_inputs_drawn_before_it(data):
+    # a chained second core op: two chunked (static-batch) bmms that each fit --max-bytes alone
+    # went past it together, and runtime shapes cannot shrink a static batch
+    from fuzzaoti.concrete import input_bytes
+    from fuzzaoti.strategies import get_profile
+    from fuzzaoti.strategies._large import big_bmm
+    from fuzzaoti.strategies._programs import _Builder
+
+    b = _Builder(data.draw, get_profile("large", 64 << 20))
+    b.add_input("float32", (262145, 7, 8))  # the first op's static input: 58.7 MB of 64 MiB
+    program = b.program((big_bmm(b),), {})
+    assert input_bytes(program, {d.name: d.min for d in program.dims}) <= 64 << 20
