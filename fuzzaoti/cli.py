@@ -100,7 +100,6 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
-
     from fuzzaoti.strategies import batch_config_sets
 
     if resume_id is None:  # a bad flag must not leave an empty corpus behind
@@ -118,7 +117,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
                 shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
                 configs=configs, known_file=known_file, quarantine_rate=quarantine_rate),
                 echo=display)
-        if campaign.settings.device == "cuda":
+        if resume_id is not None and campaign.settings.device == "cuda":  # a new one was checked above
             _require_cuda()
         campaign.progress_every = display.every
         try:

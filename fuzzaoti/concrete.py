@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from fuzzaoti import sizes
 from fuzzaoti.program import Program
@@ -29,12 +29,14 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
 ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
 
 
+def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:
+    """Bytes of a contiguous tensor of ``dtype`` and concrete ``shape``."""
+    numel = 1
+    for n in shape:
+        numel *= n
+    return numel * ITEMSIZE.get(dtype, 1)
+
+
 def input_bytes(program: Program, env: Mapping[str, int]) -> int:
     """Bytes the inputs occupy at ``env``."""
-    total = 0
-    for spec in input_specs(program, env):
-        numel = 1
-        for n in spec["shape"]:
-            numel *= n
-        total += numel * ITEMSIZE.get(spec["dtype"], 1)
-    return total
+    return sum(tensor_bytes(spec["dtype"], spec["shape"]) for spec in input_specs(program, env))

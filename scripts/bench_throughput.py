@@ -67,18 +67,18 @@ class Arm:
         return 60 * (self.programs - self.warm_programs) / max(self.seconds - self.warm_at, 1e-9)
 
 
-def naive(minutes: float, device: str, seed: int, configs: str | None) -> Arm:
+def naive(minutes: float, device: str, seed: int, config_sets: list[dict]) -> Arm:
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
     from fuzzaoti.execute import check_batch
     from fuzzaoti.pool import configs_label
-    from fuzzaoti.strategies import batch_config_sets, cases, programs
+    from fuzzaoti.strategies import cases, programs
 
     arm, started = Arm(0, 0.0), time.monotonic()
-    # the same mix of compile configs as the campaign draws (dear ones less often, or just the
-    # one set --configs names), so both arms check programs of the same kinds
-    drawn = st.sampled_from(batch_config_sets(device, configs)).flatmap(
+    # config_sets: the same mix of compile configs as the campaign draws (dear ones less often,
+    # or just the one set --configs names), so both arms check programs of the same kinds
+    drawn = st.sampled_from(config_sets).flatmap(
         lambda c: cases(programs(device=device, configs=c)))
 
     @settings(max_examples=10**6, deadline=None, database=None, phases=(Phase.generate,),
@@ -178,11 +178,11 @@ def main() -> None:
 
     compat.set_default_cxx()  # the naive loop compiles in this process: same compiler as the workers
     try:
-        batch_config_sets(args.device, args.configs)
+        config_sets = batch_config_sets(args.device, args.configs)
     except InvalidArgument as exc:
         parser.error(str(exc))
 
-    base = naive(args.minutes, args.device, args.seed, args.configs)
+    base = naive(args.minutes, args.device, args.seed, config_sets)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
           f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
           f"{base.describe_configs()})", flush=True)

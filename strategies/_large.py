@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from fuzzaoti.concrete import tensor_bytes
 from fuzzaoti.program import DimSpec
 
 
@@ -37,8 +38,9 @@ def big_bmm(b) -> str:
     if chunked:  # a static batch cannot be shrunk to fit --max-bytes later: only sizes that fit now,
         # beside the inputs already drawn (a chained second core op: two static batches that each fit
         # alone went past the budget together)
-        room, itemsize = b.profile.max_bytes - b.min_bytes(), 4 if dtype == "float32" else 2
-        fitting = [s for s in b.profile.big_sizes if itemsize * s * (n * k + k * p) <= room]
+        room = b.profile.max_bytes - b.min_bytes()
+        fitting = [s for s in b.profile.big_sizes
+                   if tensor_bytes(dtype, (s, n, k)) + tensor_bytes(dtype, (s, k, p)) <= room]
         chunked = bool(fitting)
     batch = b.draw(st.sampled_from(fitting)) if chunked else big_dim(b)
     a = b.add_input(dtype, (batch, n, k))

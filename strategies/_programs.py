@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fuzzaoti import compat, sizes
-from fuzzaoti.concrete import ITEMSIZE
+from fuzzaoti.concrete import tensor_bytes
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.ops import index_prefix
 from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
@@ -39,7 +39,6 @@ CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
         "native_matmul": {"triton.native_matmul": True},
     },
 }
-CONFIG_NAMES = tuple(dict.fromkeys(name for sets in CONFIG_SETS.values() for name in sets))
 
 
 class _Builder:
@@ -95,13 +94,7 @@ class _Builder:
     def min_bytes(self) -> int:
         """Bytes of the inputs drawn so far at their smallest sizes: the room a static input
         drawn now must leave them (runtime shapes shrink dynamic dims to fit, never static ones)."""
-        total = 0
-        for spec in self.inputs:
-            numel = 1
-            for s in spec.shape:
-                numel *= self.min_of(s)
-            total += numel * ITEMSIZE.get(spec.dtype, 1)
-        return total
+        return sum(tensor_bytes(spec.dtype, map(self.min_of, spec.shape)) for spec in self.inputs)
 
     # ---- tensors ---------------------------------------------------------------------------
     def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None) -> str:
