@@ -121,3 +121,12 @@ def _m006_quarantined(db: sqlite_utils.Database) -> None:
 
 
 MIGRATIONS.append(("006_quarantined", _m006_quarantined))
+
+
+def _m007_large_runs(db: sqlite_utils.Database) -> None:
+    """Campaign counts of runs past a crossing, and of runs not run (over budget, out of memory)."""
+    for column in ("runs_large", "runs_over_budget", "runs_oom"):
+        db["campaigns"].add_column(column, int)
+
+
+MIGRATIONS.append(("007_large_runs", _m007_large_runs))

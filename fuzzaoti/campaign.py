@@ -29,7 +29,7 @@ from fuzzaoti.pool import Submitted, WorkerPool, configs_label
 from fuzzaoti.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.signature import signature
-from fuzzaoti.strategies import Case, batch_config_sets, cases, programs
+from fuzzaoti.strategies import Case, batch_config_sets, cases, get_profile, programs
 from fuzzaoti.triage import triage_finding
 from fuzzaoti.worker import WorkerConfig
 
@@ -46,7 +46,7 @@ class CampaignSettings:
     workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
     gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
     profile: str = "small"
-    max_bytes: int | None = None  # input bytes per runtime shape; None: the profile's budget
+    max_bytes: int | None = None  # bytes of one checked run; None: the profile's (large on cuda: the GPU's)
     max_batches: int | None = None
     shrink_minutes: float = 3.0
     triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
@@ -63,6 +63,9 @@ class Counts:
     programs: int = 0
     runs_checked: int = 0
     runs_skipped: int = 0
+    runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.scale)
+    runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
+    runs_oom: int = 0  # runs not run: out of memory (never a finding)
     invalid: int = 0
     failures: int = 0
     new_findings: int = 0
@@ -116,6 +119,7 @@ class Campaign:
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
         self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
+        self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -138,10 +142,12 @@ class Campaign:
     # ---- phases ----------------------------------------------------------------------------
     def run(self) -> Counts:
         s = self.settings
+        workers = s.workers or default_workers(s.device, s.gpus)
+        self.max_bytes = s.max_bytes or default_max_bytes(s.device, s.profile, s.gpus, workers)
         pool = self.pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
-                         compile_timeout=s.compile_timeout, run_timeout=s.run_timeout),
-            workers=s.workers or default_workers(s.device, s.gpus),
+                         compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes),
+            workers=workers,
             worker_env=(lambda k: _pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
         )
         self.versions = compat.torch_versions()
@@ -190,8 +196,8 @@ class Campaign:
         drawn = 2 * s.batch_size if s.batch_size else MAX_BATCH
 
         def batch_of(configs: dict) -> st.SearchStrategy[list[Case]]:
-            drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=s.max_bytes, configs=configs)
-            return st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=s.max_bytes),
+            drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=self.max_bytes, configs=configs)
+            return st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=self.max_bytes),
                             min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
 
         # compile configs are drawn per batch, not per program: only programs that share their
@@ -275,6 +281,9 @@ class Campaign:
         for case, outcome in zip(drawn, outcomes):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
+            c.runs_large += outcome.runs_large
+            c.runs_over_budget += outcome.runs_over_budget
+            c.runs_oom += outcome.runs_oom
             if outcome.symptom == "invalid":
                 c.invalid += 1
             elif outcome.is_finding:
@@ -324,7 +333,7 @@ class Campaign:
         c, elapsed = self.counts, time.monotonic() - self.started
         rate = (c.programs - self.programs_before) / max(elapsed / 60, 1e-9)
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
-                f"({rate:.1f}/min), {c.runs_checked} shapes checked, {c.runs_skipped} skipped, "
+                f"({rate:.1f}/min), {c.runs_checked} shapes checked{self._large_note()}, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
                 f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.describe()}")
         pool = self.pool
@@ -332,10 +341,18 @@ class Campaign:
             line += " | " + pool.describe_workers()
         return line
 
+    def _large_note(self) -> str:
+        """`` (N past a crossing, N over budget, N out of memory)`` where any is non-zero."""
+        c = self.counts
+        parts = [f"{n} {what}" for n, what in ((c.runs_large, "past a crossing"),
+                                              (c.runs_over_budget, "over --max-bytes"),
+                                              (c.runs_oom, "out of memory")) if n]
+        return f" ({', '.join(parts)})" if parts else ""
+
     def summary(self, status: str) -> str:
         c = self.counts
         return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
-                f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked, "
+                f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked{self._large_note()}, "
                 f"{c.failures} failures, {c.quarantined} quarantined, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
@@ -391,6 +408,21 @@ def default_workers(device: str, gpus: str | None) -> int:
     n_gpus = len(_gpu_ids(gpus))
     cores_per_gpu = usable_cores() // n_gpus
     return n_gpus * min(3, max(1, cores_per_gpu // 5))
+
+
+def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
+    """The byte budget of one checked run: the profile's, except for the large profile on cuda:
+    half of the least free memory of the chosen GPUs, shared by the workers on each (the other
+    half is headroom for the CUDA context, Inductor's autotuning and the caching allocator)."""
+    budget = get_profile(profile).max_bytes
+    if device != "cuda" or profile != "large":
+        return budget
+    import torch
+
+    ids = _gpu_ids(gpus)
+    per_gpu = max(1, -(-workers // len(ids)))
+    free = min(torch.cuda.mem_get_info(int(i))[0] for i in ids)
+    return free // 2 // per_gpu
 
 
 def usable_cores() -> int:

@@ -297,14 +297,28 @@ def repro(finding_id, corpus_path, output) -> None:
               help="How many programs to draw.")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
 @click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True)
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None,
+              help="Bytes of one checked run.  [default: the profile's; large on a CUDA node: as a campaign's]")
 @click.option("--seed", type=int, default=0, show_default=True)
-def strategies(n, device, profile, seed) -> None:
-    """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs."""
+def strategies(n, device, profile, max_bytes, seed) -> None:
+    """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs; and
+    its runtime shapes by size class, per op family and per big dim kind (drawn, not run)."""
     from fuzzaoti import coverage
-    from fuzzaoti.strategies import programs
+    from fuzzaoti.campaign import default_max_bytes, default_workers
+    from fuzzaoti.strategies import cases, programs
 
-    drawn = coverage.sample(programs(device=device, profile=profile), n, seed)
-    click.echo(coverage.render(coverage.histograms(drawn), len(drawn)))
+    if max_bytes is None and device == "cuda" and _cuda_available():
+        max_bytes = default_max_bytes(device, profile, None, default_workers(device, None))
+    drawn = coverage.sample(cases(programs(device=device, profile=profile, max_bytes=max_bytes), profile=profile,
+                                  max_bytes=max_bytes), n, seed)
+    click.echo(coverage.render(coverage.histograms([c.program for c in drawn]), len(drawn)))
+    click.echo(coverage.render_tables(coverage.run_tables(drawn)))
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "aoti"):

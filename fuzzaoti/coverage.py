@@ -1,4 +1,6 @@
-"""What the generator generates: histograms of ops, dtypes, dim kinds and size classes."""
+"""What the generator generates: histograms of ops, dtypes, dim kinds and size classes, and, for
+drawn cases, tables of their runs by size class (past 2**31 and 2**32 elements, a bmm batch
+past 65535, an index past 2**31) per op family and per big dim kind."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from hypothesis import seed as hypothesis_seed
 
 from fuzzaoti import sizes
 from fuzzaoti.program import Program
+from fuzzaoti.scale import CROSSINGS, FAMILY, family_reach, reach, size_classes
 
 
 def dim_kinds(program: Program) -> set[str]:
@@ -72,4 +75,35 @@ def render(hists: dict[str, Counter], n: int, width: int = 40) -> str:
         for key, count in counter.most_common():
             bar = "#" * max(1, round(width * count / n))
             lines.append(f"  {key:<40} {count:>6}  {bar}")
+    return "\n".join(lines)
+
+
+def run_tables(cases) -> dict[str, dict[str, Counter]]:
+    """Runs of drawn ``cases`` by size class: per op family (the reach of that family's nodes)
+    and per big dim kind (``strategies._big_dims.BIG_KINDS``, of any big axis the program has)."""
+    from fuzzaoti.strategies._big_dims import big_kind
+
+    families: dict[str, Counter] = {f: Counter() for f in dict.fromkeys(FAMILY.values())}
+    kinds: dict[str, Counter] = {}
+    for case in cases:
+        p = case.program
+        big = {big_kind(p, s) for i in p.inputs for s in i.shape} - {None}
+        for env, _ in case.runs:
+            env = dict(env)
+            for family, measures in family_reach(p, env).items():
+                families[family].update(("runs",) + size_classes(measures))
+            classes = size_classes(reach(p, env))
+            for kind in big:
+                kinds.setdefault(kind, Counter()).update(("runs",) + classes)
+    return {"runs by op family": families, "runs by big dim kind": kinds}
+
+
+def render_tables(tables: dict[str, dict[str, Counter]]) -> str:
+    columns = ["runs"] + [name for name, _, _ in CROSSINGS]
+    lines = []
+    for title, rows in tables.items():
+        lines += ["", f"{title} (runs past each crossing; a run counts in every class it passes):",
+                  f"  {'':<20}" + "".join(f"{c:>16}" for c in columns)]
+        for name, counter in rows.items():
+            lines.append(f"  {name:<20}" + "".join(f"{counter[c]:>16}" for c in columns))
     return "\n".join(lines)

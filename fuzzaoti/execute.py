@@ -15,6 +15,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Callable
 
 from fuzzaoti import batch, render
@@ -25,12 +26,15 @@ from fuzzaoti.inputs import make_inputs
 from fuzzaoti.oracle import compare_outputs
 from fuzzaoti.outcome import Outcome, symptom_of_exception
 from fuzzaoti.program import Program
+from fuzzaoti.scale import checked_bytes, is_large, reference_dtype
 
 Progress = Callable[[str], None]
 
 
-def _upcast(t):
-    return t.double() if t.dtype.is_floating_point else t
+def _upcast(t, dtype: str = "float64"):
+    import torch
+
+    return t.to(getattr(torch, dtype)) if t.dtype.is_floating_point else t
 
 
 def _frames(error: BaseException) -> tuple[str, ...]:
@@ -180,38 +184,80 @@ class _StageClock:
         return {stage: round(s, 3) for stage, s in self.seconds.items()}
 
 
+#: a run's eager outputs and reference are kept from the eager pass up to this size; a bigger
+#: run's are made again after the compile, one member at a time (eight 2**31-element runs of
+#: each of 64 members would not fit any GPU at once)
+KEEP_BYTES = 256 << 20
+LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made again at its turn
+
+
 class _Member:
     """One case's state while a batch is checked."""
 
-    def __init__(self, case: dict[str, Any]):
+    def __init__(self, case: dict[str, Any], max_bytes: int | None = None):
         self.program = Program.from_json(case["program"])
         self.runs = [(dict(r["env"]), int(r["seed"])) for r in case["runs"]]
-        self.expected: list[tuple[list, list, list]] = []  # per run: (inputs, eager, reference)
+        self.max_bytes = max_bytes
+        # per run: (inputs, eager, reference), LATER, or None (not run: over budget or out of memory)
+        self.expected: list[tuple[list, list, list] | str | None] = []
         self.outcome: Outcome | None = None
-        self.checked = self.skipped = 0
+        self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
 
+    def expect(self, model, r: int, device: str) -> tuple[list, list, list]:
+        """Inputs, eager outputs and the reference (eager itself when no output is a float) of run ``r``."""
+        import torch
+
+        env, seed = self.runs[r]
+        inputs = make_inputs(input_specs(self.program, env), seed, device)
+        ref_dtype = reference_dtype(self.program, env, self.max_bytes)
+        with torch.no_grad():
+            eager = list(model(*inputs))
+            reference = eager if ref_dtype is None else list(model(*[_upcast(t, ref_dtype) for t in inputs]))
+        return inputs, eager, reference
+
     def run_eager(self, device: str) -> None:
+        """Run every run in eager first: a program that fails there, or whose output is not
+        finite, is invalid and never compiled. A run over the byte budget, or that runs out of
+        memory, is not run at all (counted)."""
         import torch
 
         model = render.load_program(self.program)["Repro"]()
-        for env, seed in self.runs:
+        for r, (env, seed) in enumerate(self.runs):
+            size = checked_bytes(self.program, env, self.max_bytes)
+            if self.max_bytes is not None and size > self.max_bytes:
+                self.over_budget += 1
+                self.expected.append(None)
+                continue
             try:
-                inputs = make_inputs(input_specs(self.program, env), seed, device)
-                with torch.no_grad():
-                    eager = list(model(*inputs))
-                    reference = list(model(*[_upcast(t) for t in inputs]))
+                inputs, eager, reference = self.expect(model, r, device)
             except Exception as exc:  # noqa: BLE001
+                if symptom_of_exception(exc) == "oom":
+                    self.oom += 1
+                    self.expected.append(None)
+                    _release(device)
+                    continue
                 message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
                 self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
                 return
             if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
                 self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
                 return
-            self.expected.append((inputs, eager, reference))
+            self.expected.append((inputs, eager, reference) if size <= KEEP_BYTES else LATER)
+            del inputs, eager, reference
+            if size > KEEP_BYTES:
+                _release(device)
 
     def example_inputs(self, device: str) -> list:
         return make_inputs(input_specs(self.program, self.program.hint_env()), 0, device)
+
+
+def _release(device: str) -> None:
+    """Hand a big run's memory back to the GPU: the workers sharing it each keep to a budget."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
 
 
 def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
@@ -225,7 +271,8 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """
     device, backend = job["device"], get_backend(job["backend"])
     clock = _StageClock(progress)
-    members = [_Member(c) for c in job["cases"]]
+    max_bytes = job.get("max_bytes") or default_max_bytes(device)
+    members = [_Member(c, max_bytes) for c in job["cases"]]
     clock("eager")
     for m in members:
         m.run_eager(device)
@@ -237,9 +284,20 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
 
 
 def _final(m: _Member) -> Outcome:
+    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom}
     if m.outcome is not None:
-        return m.outcome
-    return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped)
+        return replace(m.outcome, **counts)
+    return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
+
+
+def default_max_bytes(device: str) -> int | None:
+    """A run's budget when the job names none: half the GPU's free memory on cuda (a worker
+    replaying one finding, say), no limit on the CPU."""
+    if device != "cuda":
+        return None
+    import torch
+
+    return torch.cuda.mem_get_info()[0] // 2
 
 
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
@@ -265,37 +323,85 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                     return None
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
-        for r in range(max(len(m.expected) for m in members)):
-            feed, judged = [], []
-            for k, m in enumerate(members):
-                inputs = m.expected[r][0] if r < len(m.expected) and m.outcome is None else None
-                if inputs is not None and not prepared.accepts([tuple(t.shape) for t in inputs], offsets[k]):
-                    m.skipped += 1
-                    inputs = None
-                feed.extend(inputs if inputs is not None else examples[k])
-                judged.append(inputs is not None)
-            if not any(judged):
-                continue
-            progress(f"run {r}")
-            try:
-                with torch.no_grad():
-                    outputs = prepared.run(*feed)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-            except Exception as exc:  # noqa: BLE001
-                where = {}
-                if len(members) == 1:  # a lone member's failing run is known exactly
-                    where = {"env": members[0].runs[r][0], "seed": members[0].runs[r][1]}
-                return _failure("run", exc, **where)
-            progress(f"compare {r}")
-            for k, (m, outs) in enumerate(zip(members, batch.split_outputs(outputs, programs))):
-                if not judged[k]:
-                    continue
-                _, eager, reference = m.expected[r]
-                verdict = compare_outputs(outs, eager, reference, min_eps=m.program.working_eps())
-                m.checked += 1
-                if verdict is not None:
-                    env, seed = m.runs[r]
-                    m.outcome = Outcome("compare", "mismatch", verdict["detail"], env=env, seed=seed,
-                                        verdict=verdict, runs_checked=m.checked)
+        run = _Runner(prepared, members, examples, offsets, device, progress)
+        for r in range(max(len(m.runs) for m in members)):
+            kept = {k: m.expected[r] for k, m in enumerate(members)
+                    if m.outcome is None and r < len(m.expected) and isinstance(m.expected[r], tuple)}
+            failure = run(r, kept)
+            if failure is not None:
+                return failure
+            for k, m in enumerate(members):  # the big runs: one member at a time, made again now
+                if m.outcome is None and r < len(m.expected) and m.expected[r] == LATER:
+                    failure = run.big(r, k)
+                    if failure is not None:
+                        return failure
     return None
+
+
+class _Runner:
+    """Runs the compiled batch once per group of members and judges their outputs."""
+
+    def __init__(self, prepared, members: list[_Member], examples: list[list], offsets: list[int], device: str,
+                 progress: Progress):
+        self.prepared, self.members, self.examples, self.offsets = prepared, members, examples, offsets
+        self.device, self.progress = device, progress
+        self.programs = [m.program for m in members]
+
+    def big(self, r: int, k: int) -> Outcome | None:
+        """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
+        expectation made again: a run that runs out of memory is counted, never a finding."""
+        member = self.members[k]
+        try:
+            expected = member.expect(render.load_program(member.program)["Repro"](), r, self.device)
+            failure = self(r, {k: expected}, big=True)
+        except Exception as exc:  # noqa: BLE001
+            if symptom_of_exception(exc) != "oom":
+                raise
+            member.oom += 1
+            failure = None
+        _release(self.device)
+        return failure
+
+    def __call__(self, r: int, chosen: dict[int, tuple], big: bool = False) -> Outcome | None:
+        import torch
+
+        feed, judged = [], {}
+        for k, m in enumerate(self.members):
+            inputs = chosen[k][0] if k in chosen else None
+            if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k]):
+                m.skipped += 1
+                inputs = None
+            feed.extend(inputs if inputs is not None else self.examples[k])
+            if inputs is not None:
+                judged[k] = chosen[k]
+        if not judged:
+            return None
+        self.progress(f"run {r}")
+        try:
+            with torch.no_grad():
+                outputs = self.prepared.run(*feed)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            if big and symptom_of_exception(exc) == "oom":
+                raise
+            where = {}
+            if len(self.members) == 1:  # a lone member's failing run is known exactly
+                where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
+            return _failure("run", exc, **where)
+        self.progress(f"compare {r}")
+        for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
+            if k in judged:
+                self._judge(self.members[k], r, outs, judged[k])
+        return None
+
+    @staticmethod
+    def _judge(m: _Member, r: int, outs, expected) -> None:
+        _, eager, reference = expected
+        verdict = compare_outputs(outs, eager, reference, min_eps=m.program.working_eps())
+        m.checked += 1
+        env, seed = m.runs[r]
+        m.large += is_large(m.program, env)
+        if verdict is not None:
+            m.outcome = Outcome("compare", "mismatch", verdict["detail"], env=env, seed=seed,
+                                verdict=verdict, runs_checked=m.checked)

@@ -2,16 +2,46 @@
 
 This module imports only torch: its source is copied verbatim into standalone repro scripts,
 so the repro builds bit-identical inputs to those the fuzzer checked.
+
+Tensors up to ``BIG_NUMEL`` elements are drawn on the CPU (every device sees equal values).
+Bigger ones, the large profile's, are drawn on the device itself in their own dtype: drawing
+3 * 2**30 int8 values through int64 on the host would take 24 GiB of host memory and many
+seconds per run. They are still a pure function of (seed, device).
 """
 
 import torch
 
+BIG_NUMEL = 1 << 24
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _distinct(shape, low, high, gen, device):
+    """``shape[0]`` distinct integers in ``[low, high)`` in random order, the same down every
+    other axis: increasing gaps of 1 to ``(high - low) // shape[0]``, then shuffled."""
+    count = shape[0] if shape else 1
+    step = max(1, (high - low) // max(count, 1))
+    gaps = torch.randint(1, step + 1, (count,), generator=gen, device=device, dtype=torch.int64)
+    values = low - 1 + torch.cumsum(gaps, 0)
+    values = values[torch.argsort(torch.rand(count, generator=gen, device=device))]
+    return values.reshape((count,) + (1,) * (len(shape) - 1)).expand(tuple(shape)).contiguous() if shape else values[0]
+
 
 def make_tensor(dtype, shape, kind, low, high, seed, device):
-    """One input tensor. Drawn on the CPU from its own seed, so every device sees equal values."""
-    gen = torch.Generator().manual_seed(seed)
+    """One input tensor: on the CPU from its own seed, or on ``device`` when it is big."""
     torch_dtype = getattr(torch, dtype)
-    if kind == "int":
+    where = device if _numel(shape) > BIG_NUMEL else "cpu"
+    gen = torch.Generator(device=where).manual_seed(seed)
+    if kind == "distinct":
+        value = _distinct(list(shape), low, high, gen, where).to(torch_dtype)
+    elif _numel(shape) > BIG_NUMEL:
+        value = _big(torch_dtype, tuple(shape), kind, low, high, gen, where)
+    elif kind == "int":
         value = torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64)
         value = value.to(torch_dtype)
     elif kind == "perm":
@@ -21,6 +51,17 @@ def make_tensor(dtype, shape, kind, low, high, seed, device):
     else:
         value = torch.randn(tuple(shape), generator=gen, dtype=torch.float32).to(torch_dtype)
     return value.to(device)
+
+
+def _big(torch_dtype, shape, kind, low, high, gen, device):
+    """A big tensor drawn straight in its dtype, with no wider temporary."""
+    if kind == "int":
+        return torch.randint(low, high, shape, generator=gen, device=device, dtype=torch_dtype)
+    if kind == "bool":
+        return torch.randint(0, 2, shape, generator=gen, device=device, dtype=torch.bool)
+    if kind == "perm":
+        return torch.argsort(torch.rand(shape, generator=gen, device=device), dim=-1).to(torch_dtype)
+    return torch.randn(shape, generator=gen, device=device, dtype=torch_dtype)
 
 
 def make_inputs(specs, seed, device):

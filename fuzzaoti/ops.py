@@ -160,6 +160,9 @@ _SPECS = [
     OpSpec("affine", "pointwise", 1, "({a0} * {scale} + {shift})", {"scale": _number, "shift": _number}),
     OpSpec("cast", "pointwise", 1, "{a0}.to(torch.{dtype})", {"dtype": _dtype}),
     OpSpec("sum", "reduction", 1, "torch.sum({a0}, {dim})", {"dim": _nonneg}),
+    # a reduction that keeps the dtype: exact for int8 and fp16 over 2**31 elements, where a sum
+    # overflows fp16 or (in eager) widens int8 to int64
+    OpSpec("amax", "reduction", 1, "torch.amax({a0}, {dim})", {"dim": _nonneg}),
 ]
 
 OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}

@@ -25,6 +25,9 @@ class Outcome:
     stderr: str = ""
     runs_checked: int = 0
     runs_skipped: int = 0
+    runs_large: int = 0  # runs checked past a crossing (fuzzaoti.scale.CROSSINGS)
+    runs_over_budget: int = 0  # runs not run: predicted over the byte budget
+    runs_oom: int = 0  # runs not run: out of memory (never a finding)
     error_type: str = ""
     frames: tuple[str, ...] = field(default=())
 

@@ -244,6 +244,7 @@ class WorkerPool:
         job = {
             "backend": backend or worker.config.backend,
             "device": worker.config.device,
+            "max_bytes": worker.config.max_bytes,
             "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in cases],
         }
         started = time.monotonic()

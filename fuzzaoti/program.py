@@ -24,7 +24,7 @@ DIM_KINDS = ("range", "auto", "dynamic")
 """``range``: ``Dim(name, min, max)``; ``auto``/``dynamic``: ``Dim.AUTO``/``Dim.DYNAMIC``."""
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
-VALUE_KINDS = ("normal", "int", "bool", "perm")
+VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct")
 FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
 EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "bfloat16": 2.0**-7, "float16": 2.0**-10}
 """torch.finfo(dtype).eps, here so that the parent process need not import torch."""
@@ -52,7 +52,9 @@ class Values:
     ``normal``: standard normal floats; ``int``: uniform integers in ``[low, high)`` where
     ``low``/``high`` are sizes (an index tensor into a dim of size ``n`` has ``low="-n"`` or 0
     and ``high="n"``); ``bool``: fair coin flips; ``perm``: each row along the last dim a random
-    permutation of ``0..n-1`` (indices without duplicates, for order-independent scatters).
+    permutation of ``0..n-1`` (indices without duplicates, for order-independent scatters);
+    ``distinct``: ``shape[0]`` distinct integers in ``[low, high)``, the same down every other
+    axis (a few unique rows of a big dim, where a permutation of all of them would not fit).
     """
 
     kind: str = "normal"
@@ -231,7 +233,7 @@ class Program:
                 raise InvalidProgram(f"input {i.name!r} has unknown value kind {i.values.kind!r}")
             for s in i.shape:
                 check_size(s, f"input {i.name!r}")
-            if i.values.kind == "int":
+            if i.values.kind in ("int", "distinct"):
                 if i.values.low is None or i.values.high is None:
                     raise InvalidProgram(f"input {i.name!r}: int values need low and high")
                 check_size(i.values.low, f"input {i.name!r} values")

@@ -38,6 +38,7 @@ class WorkerConfig:
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
     env: tuple[tuple[str, str], ...] = ()
+    max_bytes: int | None = None  # bytes of one checked run (fuzzaoti.scale); None: half the GPU's free memory
 
 
 def _serve(config: WorkerConfig, stderr_path: str) -> None:

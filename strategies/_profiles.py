@@ -9,21 +9,24 @@ from fuzzaoti.errors import InvalidArgument
 
 @dataclass(frozen=True)
 class Profile:
-    """``big_sizes``: declared maxima for the dims the large core ops make big (CUDA grid
-    limits at 65535/65536, index spaces past 2**31 and 2**32); empty for the small profile."""
+    """``big_sizes``: the static batches a chunked big bmm may take (past the CUDA grid's
+    65535); a profile with any is *large*: its programs come from ``strategies/_large.py``, with
+    big dims of every kind (``_big_dims``) run past 2**31 and 2**32 elements. ``max_bytes``:
+    what one checked run may hold (``fuzzaoti.scale.run_bytes``: inputs, intermediates,
+    outputs, the reference)."""
 
     name: str
-    max_dim: int  # largest declared max of a bounded dim
-    cap: int  # largest runtime size fed to an unbounded dim
+    max_dim: int  # largest declared max of a bounded small dim
+    cap: int  # largest runtime size fed to an unbounded small dim
     max_const: int  # largest static size
-    max_bytes: int  # input bytes per runtime shape
+    max_bytes: int  # bytes of one checked run
     big_sizes: tuple[int, ...] = ()
 
 
 PROFILES = {
-    "small": Profile("small", max_dim=64, cap=96, max_const=8, max_bytes=8 << 20),
-    # for GPU nodes: batches past 65535 and stride-0 index spaces past 2**31 / 2**32 elements,
-    # with small inputs (int8, expanded views) so that one case fits in --max-bytes
+    "small": Profile("small", max_dim=64, cap=96, max_const=8, max_bytes=32 << 20),
+    # for GPU nodes: every op family past 2**31 and 2**32 elements and bmm batches past 65535, in
+    # cheap dtypes (int8, fp16); a campaign on cuda sets the budget from the GPU's free memory
     "large": Profile("large", max_dim=64, cap=96, max_const=8, max_bytes=4 << 30,
                      big_sizes=(65535, 65536, 65537, 2**17 + 3, 2**18 + 1)),
 }

@@ -80,13 +80,6 @@ class _Builder:
             return self.draw(st.sampled_from((f"2*{root}", f"{root}+1")))
         return self.new_dim()
 
-    def max_numel(self, shape) -> int:
-        ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
-        numel = 1
-        for s in shape:
-            numel *= sizes.parse(s).bounds(ranges)[1]
-        return numel
-
     def min_of(self, size: sizes.Size) -> int:
         ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
         return sizes.parse(size).bounds(ranges)[0]
@@ -416,13 +409,20 @@ def _epilogue(b: _Builder, t: str) -> str:
         if room >= 1:
             size = b.draw(st.integers(1, room))
             return b.add_node("split", (t,), shape[:dim] + (size,) + shape[dim + 1:], dtype, size=size, dim=dim)
-    if kind == "sum":
+    if kind == "sum":  # or amax, which keeps the dtype
         dim = b.draw(st.integers(0, len(shape) - 1))
-        out_dtype = dtype if is_float else "int64"
-        return b.add_node("sum", (t,), shape[:dim] + shape[dim + 1:], out_dtype, dim=dim)
+        op = b.draw(st.sampled_from(("sum", "amax")))
+        out_dtype = dtype if is_float or op == "amax" else "int64"
+        return b.add_node(op, (t,), shape[:dim] + shape[dim + 1:], out_dtype, dim=dim)
     # integers (sums of int8 rows, products) can pass fp16's 65504: they are cast to wide floats only
     target = b.draw(st.sampled_from(("float32", "bfloat16") if not is_float else FLOAT_DTYPES + ("float64",)))
     return b.add_node("cast", (t,), shape, target, dtype=target)
+
+
+def _large_epilogue(b: _Builder, t: str) -> str:
+    """A unary pointwise op fused onto a large core op's result (no new tensor of its size)."""
+    ops = ("neg", "abs") + (("relu", "sigmoid", "tanh") if b.dtypes[t] in FLOAT_DTYPES else ())
+    return b.add_node(b.draw(st.sampled_from(ops)), (t,), b.shapes[t], b.dtypes[t])
 
 
 @st.composite
@@ -430,15 +430,18 @@ def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
               configs: tuple[dict[str, Any], ...]) -> Program:
     b = _Builder(draw, profile)
     t = _CORE[draw(st.sampled_from(ops))](b)
+    if profile.big_sizes:  # one big family a program, and at most a unary op fused onto it: every
+        # extra big tensor halves the sizes a run can reach within --max-bytes
+        if max_epilogue and draw(st.booleans()):
+            t = _large_epilogue(b, t)
+        return b.program((t,), draw(st.sampled_from(configs)))
     outputs = [t]
     if draw(st.booleans()):  # chain a second core op onto the first one's result, maybe reshaped
-        if not profile.big_sizes and draw(st.booleans()):
+        if draw(st.booleans()):
             _glue(b, t)  # the second core op reads the latest node
         t = _CORE[draw(st.sampled_from(ops))](b)
         outputs = [t]
     for _ in range(draw(st.integers(0, max_epilogue))):
-        if profile.big_sizes and b.max_numel(b.shapes[t]) * 8 > profile.max_bytes // 4:
-            break  # an epilogue here could materialise a huge tensor: leave the big view alone
         t = _epilogue(b, t)
     if len(b.nodes) > 1 and draw(st.booleans()):
         outputs.append(b.nodes[0].name)

@@ -40,8 +40,9 @@ def test_a_batch_of_generated_programs_compiles_and_matches_eager():
 def test_canary_campaign_finds_stores_and_replays(tmp_path):
     db = str(tmp_path / "c.db")
     runner = CliRunner()
+    # 16 programs: seed 0's first 8 hold no bmm whose batch reaches 2 at a drawn shape
     result = runner.invoke(main, ["fuzz", "--inject", "bmm-batch-rotate", "--max-batches", "1",
-                                  "--batch-size", "8", "--shrink-minutes", "0", "--no-triage", "--corpus", db],
+                                  "--batch-size", "16", "--shrink-minutes", "0", "--no-triage", "--corpus", db],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "NEW finding 1" in result.output

@@ -65,3 +65,24 @@ def test_error_carried_through_a_reduction_into_sin_is_not_reported():
     wrong = other_order.clone()
     wrong[7] = eager[8]
     assert compare_outputs([wrong], [eager], [reference])["wrong"] == 1
+
+
+def test_a_wrong_element_past_a_chunk_boundary_is_first_and_worst_with_its_index(monkeypatch):
+    # outputs larger than one chunk are judged chunk by chunk: the verdict must still name the
+    # first wrong element and the worst one by their index in the whole tensor
+    from fuzzaoti import oracle
+
+    monkeypatch.setattr(oracle, "CHUNK", 1000)
+    g = torch.Generator().manual_seed(3)
+    eager = torch.randn(7, 1001, generator=g)
+    actual = eager.clone()
+    actual[2, 5] += 0.5  # flat 2007: in the third chunk
+    actual[6, 1000] += 50.0  # flat 7006: the last chunk, and the worst
+    verdict = compare_outputs([actual], [eager], [eager.double()])
+    assert verdict["wrong"] == 2 and verdict["numel"] == 7007
+    assert verdict["first"] == {"index": [2, 5], "flat": 2007}
+    assert [w["index"] for w in verdict["worst"]] == [[6, 1000], [2, 5]]
+    ints = torch.arange(5000)
+    bad = ints.clone()
+    bad[4321] = 0
+    assert compare_outputs([bad], [ints], [ints])["first"]["flat"] == 4321

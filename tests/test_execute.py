@@ -1,0 +1,56 @@
+"""fuzzaoti.execute's memory plan: big runs one member at a time, the budget, out of memory."""
+
+import torch
+
+from fuzzaoti import execute
+from fuzzaoti.execute import check_batch
+from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.scale import checked_bytes
+
+
+def _job(programs, runs, max_bytes=None):
+    return {"backend": "fake", "device": "cpu", "max_bytes": max_bytes,
+            "cases": [{"program": p.to_json(), "runs": runs} for p in programs]}
+
+
+def _program(op="neg") -> Program:
+    d = DimSpec("d0", 2, None, 4)
+    return Program((d,), (InputSpec("x0", "int8", ("d0", 3), Values("int", -100, 100)),),
+                   (Node("t0", op, ("x0",)),), ("t0",)).validate()
+
+
+RUNS = [{"env": {"d0": n}, "seed": s} for s, n in enumerate((2, 5, 70, 9))]
+
+
+def test_runs_made_again_after_the_compile_are_judged_like_kept_ones(monkeypatch, fake_fault):
+    # every run deferred (KEEP_BYTES 0): each member runs alone, its expectation made anew, and a
+    # wrong compiled value is still caught at the run it appears in
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    fake_fault("abs:wrong")
+    result = check_batch(_job([_program("neg"), _program("abs")], RUNS), lambda stage: None)
+    clean, wrong = result["cases"]
+    assert (clean["symptom"], clean["runs_checked"]) == ("pass", 4)
+    assert (wrong["symptom"], wrong["env"]) == ("mismatch", {"d0": 2})
+
+
+def test_a_run_over_the_budget_is_counted_and_not_run():
+    program = _program()
+    budget = checked_bytes(program, {"d0": 9}, None)  # 70 rows do not fit; 2, 5 and 9 do
+    (outcome,) = check_batch(_job([program], RUNS, budget), lambda stage: None)["cases"]
+    assert (outcome["symptom"], outcome["runs_checked"], outcome["runs_over_budget"]) == ("pass", 3, 1)
+
+
+def test_out_of_memory_in_a_big_run_is_counted_never_a_finding(monkeypatch):
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    real = execute.make_inputs
+
+    def tight(specs, seed, device):  # the third run's inputs do not fit this GPU after the compile
+        if seed == 2 and tight.calls["seed2"] == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.00 GiB")
+        tight.calls["seed2"] += seed == 2
+        return real(specs, seed, device)
+
+    tight.calls = {"seed2": 0}
+    monkeypatch.setattr(execute, "make_inputs", tight)
+    (outcome,) = check_batch(_job([_program()], RUNS), lambda stage: None)["cases"]
+    assert (outcome["symptom"], outcome["runs_checked"], outcome["runs_oom"]) == ("pass", 3, 1)

@@ -1,0 +1,77 @@
+"""The large profile reaches the seeds' class: every op family and every big dim kind past 2**31
+elements in the drawn runtime shapes, each case within --max-bytes (drawn, not run)."""
+
+from collections import Counter
+
+import pytest
+
+from fuzzaoti import scale
+from fuzzaoti.coverage import sample
+from fuzzaoti.strategies import cases, programs
+from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind
+from fuzzaoti.strategies._large import LARGE_CORE
+from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS
+
+BUDGET = 24 << 30  # what a campaign gives each of 3 workers on a 139 GiB H200: half its memory
+
+#: the family each large core op must take past 2**31 elements (the arange family's crossing is
+#: its index values, which pass 2**31 at every size; the heads bmm's is its merged batch)
+CROSSING = {"big_arange_index": ("index arithmetic", "index"), "big_heads_bmm": ("bmm", "batch"),
+            "big_bmm": ("bmm", "batch")}
+FAMILY_OF = {"big_bmm": "bmm", "big_matmul": "bmm", "expanded_sum": "reduction", "big_pointwise": "pointwise",
+             "big_reduction": "reduction", "big_index_select": "index_select", "big_gather": "gather",
+             "big_take": "take", "big_index": "advanced indexing", "big_index_put": "index_put/scatter",
+             "big_scatter": "index_put/scatter", "big_slice": "slices", "big_cat": "cat/split"}
+
+
+def _large_cases(ops=None, n=40):
+    return sample(cases(programs(device="cuda", profile="large", ops=ops, max_bytes=BUDGET), profile="large",
+                        max_bytes=BUDGET), n)
+
+
+@pytest.mark.parametrize("op", sorted(LARGE_CORE))
+def test_each_large_family_crosses_its_limit_within_the_budget(op):
+    family, key = CROSSING.get(op, (FAMILY_OF.get(op), "elements"))
+    crossed = Counter()
+    for case in _large_cases((op,)):
+        assert len(case.runs) >= MIN_LARGE_RUNS or not case.program.dims
+        for env, _ in case.runs:
+            env = dict(env)
+            assert scale.checked_bytes(case.program, env, BUDGET) <= BUDGET, (case.program.to_json(), env)
+            measures = scale.family_reach(case.program, env).get(family, {})
+            crossed["2^31"] += measures.get(key, 0) >= (2**31 if key != "batch" else 65536)
+            crossed["2^32"] += key == "elements" and measures.get(key, 0) >= 2**32
+    assert crossed["2^31"] >= 5, (op, crossed)
+    if key == "elements" and op != "big_matmul":  # fp16 bmm outputs of 2**32 elements pass 24 GiB
+        assert crossed["2^32"] >= 1, (op, crossed)
+
+
+def test_every_big_dim_kind_crosses_2_31_elements():
+    crossed = Counter()
+    for case in _large_cases(n=300):
+        kinds = {big_kind(case.program, s) for i in case.program.inputs for s in i.shape} - {None}
+        for env, _ in case.runs:
+            if scale.reach(case.program, dict(env))["elements"] >= 2**31:
+                crossed.update(kinds)
+    assert set(crossed) == set(BIG_KINDS) and min(crossed.values()) >= 5, crossed
+
+
+def test_every_crossing_a_program_reaches_within_the_budget_is_straddled():
+    # just below and just above: the size class a bug needs, and the one next to it that passes
+    straddled = 0
+    for case in _large_cases(("big_pointwise", "big_gather", "big_slice"), n=60):
+        program, runs = case.program, [dict(env) for env, _ in case.runs]
+        reached = max(scale.reach(program, env)["elements"] for env in runs)
+        for limit in (2**31, 2**32):
+            if reached >= limit:
+                elements = {scale.reach(program, env)["elements"] for env in runs}
+                assert min(e for e in elements if e >= limit) < limit + 2 * 1000, (program.to_json(), runs)
+                assert max(e for e in elements if e < limit) > limit - 2 * 1000, (program.to_json(), runs)
+                straddled += 1
+    assert straddled >= 20
+
+
+def test_big_dims_are_exported_at_small_hints():
+    for case in _large_cases(n=100):
+        for d in case.program.dims:
+            assert d.hint <= 64, d
