@@ -419,9 +419,8 @@ def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int)
         return budget
     import torch
 
-    ids = _gpu_ids(gpus)
-    per_gpu = max(1, -(-workers // len(ids)))
-    free = min(torch.cuda.mem_get_info(int(i))[0] for i in ids)
+    per_gpu = max(1, -(-workers // len(_gpu_ids(gpus))))
+    free = min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count())))
     return free // 2 // per_gpu
 
 

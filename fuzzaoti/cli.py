@@ -220,6 +220,12 @@ def show(finding_id, corpus_path, as_json) -> None:
     click.echo(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
                + (f" canary {f['canary']}" if f["canary"] else ""))
     click.echo(f"message: {f['message'][:1000]}")
+    verdict = json.loads(f["verdict"] or "null")
+    if verdict and verdict.get("worst"):  # an index past 2**31 is the tell-tale of a 32-bit offset
+        first = verdict.get("first")
+        click.echo((f"first wrong element: {first['index']} (flat {first['flat']}); " if first else "")
+                   + "worst: " + "; ".join(f"{w['index']} actual {w['actual']} expected {w['expected']}"
+                                           for w in verdict["worst"]))
     if f.get("shrink_note"):
         click.echo(f"shrunk: {f['shrink_note']}")
     click.echo(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")

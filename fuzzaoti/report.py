@@ -68,6 +68,10 @@ def render_report(finding: dict, repro_name: str, env_text: str, relatives: list
         lines += ["", f"Actual: {verdict.get('detail', '')}. Worst elements:", "", "| index | actual | expected | tolerance |",
                   "| --- | --- | --- | --- |"]
         lines += [f"| {w['index']} | {w['actual']} | {w['expected']} | {w['tolerance']} |" for w in verdict.get("worst", [])]
+        if verdict.get("first"):
+            first = verdict["first"]
+            lines += ["", f"The first wrong element is at index {first['index']} (flat offset {first['flat']} of "
+                          f"{verdict.get('numel')}).", ""]
     else:
         lines += ["", "Actual:", "", "```", finding["message"][:3000].rstrip(), "```"]
     lines += ["", "### Triage", ""] + _table("Ladder (which stage introduces it)", finding.get("triage"))

@@ -3,11 +3,11 @@
 #   here:   bash scripts/gpu_check.sh prepare           wheels of fuzzaoti + sqlite-utils into .whl/
 #   there:  bash scripts/gpu_check.sh canary            canary campaign, replay with/without it, gpu tests
 #           bash scripts/gpu_check.sh campaign MINUTES [OPTIONS]  an unattended campaign of MINUTES minutes
-#           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (8 GiB budget)
+#           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (the GPU's budget)
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
 #           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
-#           bash scripts/gpu_check.sh background MINUTES  start an unattended large-profile campaign (setsid)
+#           bash scripts/gpu_check.sh background MINUTES [SEED]  start an unattended large-profile campaign (setsid)
 #           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench in the background (MINUTES per arm)
 #           bash scripts/gpu_check.sh collect           wait for that run, bring its corpus and log back
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
@@ -43,7 +43,7 @@ step() { echo "== $*"; local t=$SECONDS; "$@"; local rc=$?; echo "== rc=$rc in $
 campaigns() {
     python3 -c "
 import sqlite3, sys
-cols = 'id, status, device, canary, programs, batches, runs_checked, runs_skipped, invalid, failures, new_findings, worker_restarts, started_at, finished_at'
+cols = 'id, status, device, canary, programs, batches, runs_checked, runs_skipped, runs_large, runs_over_budget, runs_oom, invalid, failures, new_findings, worker_restarts, started_at, finished_at'
 for r in sqlite3.connect(sys.argv[1]).execute('select ' + cols + ' from campaigns'):
     print('campaign', dict(zip(cols.split(', '), r)))" "$DB"
 }
@@ -86,10 +86,12 @@ finding)
     ;;
 background)
     # runs on after this call returns (its own session); 'collect' in a later call fetches it
+    # (default settings otherwise: --max-bytes from the GPU's free memory); SEED: a seed of its own
     MINUTES=${2:-10}
+    SEED=${3:-3}
     mkdir -p /tmp/bg
-    setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile large --max-bytes $((8 << 30)) --minutes $MINUTES \
-        --corpus /tmp/bg/unattended.db --seed 3 > /tmp/bg/unattended.log 2>&1; echo \"exited with rc=\$?\" >> /tmp/bg/unattended.log; echo done > /tmp/bg/finished" \
+    setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile large --minutes $MINUTES \
+        --corpus /tmp/bg/unattended.db --seed $SEED > /tmp/bg/unattended.log 2>&1; echo \"exited with rc=\$?\" >> /tmp/bg/unattended.log; echo done > /tmp/bg/finished" \
         > /dev/null 2>&1 < /dev/null &
     echo "background campaign started ($MINUTES min): /tmp/bg/unattended.log"
     exit 0
@@ -170,7 +172,7 @@ bench)
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements
     MINUTES=${2:-5}
-    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large --max-bytes $((8 << 30)) \
+    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large \
         --minutes "$MINUTES" --corpus "$DB" --seed 2
     step fuzzaoti list --corpus "$DB"
     ;;

@@ -127,3 +127,27 @@ def test_triage_ladder_places_a_canary_in_inductor_not_in_export(rotated_five_op
     assert set(remedies) == {"bounded Dim max", "int64 indices", "static shapes", "chunked bmm (static)"}
     assert remedies["bounded Dim max"] == "FAILS (same bug)"
     assert remedies["chunked bmm (static)"] == "FAILS (same bug)"  # chunks of 3 and 2: each still rotated
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_the_seeds_upper_bound_i64_case_is_checked_past_2_31_on_the_gpu():
+    """PyTorch's disabled test_upper_bound_i64: an int8 ``x + y`` exported at 2**18 elements with
+    ``Dim(max=2**33)``, run at 3 * 2**30. fuzzaoti checks it element by element on the device
+    (no host copy) and counts it as a run past a crossing; a pass or a mismatch, never an OOM."""
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+    from fuzzaoti.strategies import Case
+
+    program = Program((DimSpec("d0", 1, 2**33, 2**18),),
+                      (InputSpec("x0", "int8", ("d0",), Values("int", -100, 100)),
+                       InputSpec("x1", "int8", (1,), Values("int", -100, 100))),
+                      (Node("t0", "add", ("x0", "x1")),), ("t0",)).validate()
+    pool = WorkerPool(WorkerConfig(device="cuda", backend="aoti"))
+    try:
+        (outcome,) = pool.check([Case(program, (((("d0", 2**18),), 0), ((("d0", 3 * 2**30),), 1)))])
+    finally:
+        pool.close()
+    assert outcome.symptom in ("pass", "mismatch", "illegal_memory_access"), (outcome.symptom, outcome.message[:500])
+    assert outcome.runs_oom == 0 and outcome.runs_over_budget == 0
+    if outcome.passed:
+        assert (outcome.runs_checked, outcome.runs_large) == (2, 1)
