@@ -124,8 +124,9 @@ MIGRATIONS.append(("006_quarantined", _m006_quarantined))
 
 
 def _m007_large_runs(db: sqlite_utils.Database) -> None:
-    """Campaign counts of runs past a crossing, and of runs not run (over budget, out of memory)."""
-    for column in ("runs_large", "runs_over_budget", "runs_oom"):
+    """Campaign counts of runs past a crossing (and of their programs), and of runs not run (over
+    budget, out of memory)."""
+    for column in ("programs_large", "runs_large", "runs_over_budget", "runs_oom"):
         db["campaigns"].add_column(column, int)
 
 

@@ -63,6 +63,7 @@ class Counts:
     programs: int = 0
     runs_checked: int = 0
     runs_skipped: int = 0
+    programs_large: int = 0  # programs checked at one run past a crossing at least
     runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.scale)
     runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
@@ -282,6 +283,7 @@ class Campaign:
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
             c.runs_large += outcome.runs_large
+            c.programs_large += outcome.runs_large > 0
             c.runs_over_budget += outcome.runs_over_budget
             c.runs_oom += outcome.runs_oom
             if outcome.symptom == "invalid":
@@ -344,7 +346,7 @@ class Campaign:
     def _large_note(self) -> str:
         """`` (N past a crossing, N over budget, N out of memory)`` where any is non-zero."""
         c = self.counts
-        parts = [f"{n} {what}" for n, what in ((c.runs_large, "past a crossing"),
+        parts = [f"{n} {what}" for n, what in ((c.runs_large, f"past a crossing, of {c.programs_large} programs"),
                                               (c.runs_over_budget, "over --max-bytes"),
                                               (c.runs_oom, "out of memory")) if n]
         return f" ({', '.join(parts)})" if parts else ""

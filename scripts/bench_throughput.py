@@ -16,6 +16,7 @@ ones). ``--configs NAME`` has both arms draw one config set only: like against l
 
     python3 scripts/bench_throughput.py --minutes 3 --device cpu
     python3 scripts/bench_throughput.py --minutes 8 --device cuda --configs default
+    python3 scripts/bench_throughput.py --minutes 5 --device cuda --profile large
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class Arm:
     warm_programs: int = 0  # checked by the end of the cold start
     warm_at: float = 0.0
     set_aside: int = 0
+    large_programs: int = 0  # checked at one run past a crossing at least (fuzzaoti.scale)
+    large_runs: int = 0  # runs checked past a crossing
     by_configs: Counter = field(default_factory=Counter)  # seconds spent on each config set...
     programs_by_configs: Counter = field(default_factory=Counter)  # ...and programs
 
@@ -67,7 +70,8 @@ class Arm:
         return 60 * (self.programs - self.warm_programs) / max(self.seconds - self.warm_at, 1e-9)
 
 
-def naive(minutes: float, device: str, seed: int, config_sets: list[dict]) -> Arm:
+def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profile: str = "small",
+          max_bytes: int | None = None) -> Arm:
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
@@ -79,7 +83,8 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict]) -> Ar
     # config_sets: the same mix of compile configs as the campaign draws (dear ones less often,
     # or just the one set --configs names), so both arms check programs of the same kinds
     drawn = st.sampled_from(config_sets).flatmap(
-        lambda c: cases(programs(device=device, configs=c)))
+        lambda c: cases(programs(device=device, configs=c, profile=profile, max_bytes=max_bytes), profile=profile,
+                        max_bytes=max_bytes))
 
     @settings(max_examples=10**6, deadline=None, database=None, phases=(Phase.generate,),
               suppress_health_check=list(HealthCheck))
@@ -88,10 +93,12 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict]) -> Ar
     def one(case):
         if time.monotonic() - started > minutes * 60:
             raise _Done
-        job = {"backend": "aoti", "device": device,
+        job = {"backend": "aoti", "device": device, "max_bytes": max_bytes,
                "cases": [{"program": case.program.to_json(), "runs": case.run_dicts()}]}
         began = time.monotonic()
-        check_batch(job, lambda stage: None)
+        large = check_batch(job, lambda stage: None)["cases"][0]["runs_large"]
+        arm.large_runs += large
+        arm.large_programs += large > 0
         label = configs_label(case.program.configs)
         arm.by_configs[label] += time.monotonic() - began
         arm.programs_by_configs[label] += 1
@@ -108,7 +115,8 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict]) -> Ar
 
 
 def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, workers: int | None,
-             path: str | None, quarantine_rate: float, configs: str | None) -> Arm:
+             path: str | None, quarantine_rate: float, configs: str | None, profile: str = "small",
+             max_bytes: int | None = None) -> Arm:
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
 
@@ -117,11 +125,13 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
     with Corpus.open(path, create=True) as corpus:
         campaign = Campaign(corpus, CampaignSettings(device=device, minutes=minutes, seed=seed, batch_size=batch_size,
                                                      workers=workers, shrink_minutes=0, triage=False,
-                                                     quarantine_rate=quarantine_rate, configs=configs),
+                                                     quarantine_rate=quarantine_rate, configs=configs,
+                                                     profile=profile, max_bytes=max_bytes),
                             echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True))
         counts = campaign.run()
     warm_at, warm_programs = campaign.timeline[0] if campaign.timeline else (0.0, 0)
-    arm = Arm(counts.programs, time.monotonic() - started, warm_programs, warm_at, counts.quarantined)
+    arm = Arm(counts.programs, time.monotonic() - started, warm_programs, warm_at, counts.quarantined,
+              counts.programs_large, counts.runs_large)
     stats = campaign.pool.stats
     for label, seconds in stats.configs_s.items():  # wall seconds: worker-seconds over the workers
         arm.by_configs[label] = seconds / len(campaign.pool.workers)
@@ -165,6 +175,11 @@ def main() -> None:
                         help="both arms draw only this compile config set (fuzz --configs): a ratio of like with "
                              "like, which the mix of all sets gives only over long runs (Hypothesis draws a "
                              "config set in long runs of examples, and a naive arm checks few)")
+    parser.add_argument("--profile", choices=["small", "large"], default="small",
+                        help="both arms draw this profile; 'large' also reports large programs and runs (past "
+                             "2**31 elements or a 65535 batch) per minute")
+    parser.add_argument("--max-bytes", type=int, default=None,
+                        help="bytes of one checked run, both arms (default: the profile's; large on cuda: the GPU's)")
     parser.add_argument("--corpus", default=None,
                         help="keep the fuzzaoti run's corpus (its findings) here (default: a temporary one); with "
                              "several --workers counts, one corpus per arm: PATH with .<workers>w before its extension")
@@ -182,7 +197,11 @@ def main() -> None:
     except InvalidArgument as exc:
         parser.error(str(exc))
 
-    base = naive(args.minutes, args.device, args.seed, config_sets)
+    if args.max_bytes is None:  # both arms draw, and run, within the campaign's own budget
+        from fuzzaoti.campaign import default_max_bytes, default_workers
+
+        args.max_bytes = default_max_bytes(args.device, args.profile, None, default_workers(args.device, None))
+    base = naive(args.minutes, args.device, args.seed, config_sets, args.profile, args.max_bytes)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
           f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
           f"{base.describe_configs()})", flush=True)
@@ -191,7 +210,8 @@ def main() -> None:
     counts = args.workers or [default_workers(args.device, None)]
     for workers in counts:
         fuzz = fuzzaoti(args.minutes, args.device, args.seed, args.batch_size, workers,
-                        arm_corpus(args.corpus, workers, len(counts)), args.quarantine_rate, args.configs)
+                        arm_corpus(args.corpus, workers, len(counts)), args.quarantine_rate, args.configs,
+                        args.profile, args.max_bytes)
         report(base, fuzz, args, workers)
 
 
@@ -222,6 +242,12 @@ def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None
           f"{fuzz.warm_at:.0f} s): naive {base.warm_per_minute():.1f} programs/min, fuzzaoti "
           f"{fuzz.warm_per_minute():.1f}/min, {fuzz.warm_per_minute() / max(base.warm_per_minute(), 1e-9):.1f}x")
     print(at_fuzzaotis_mix(base, fuzz), flush=True)
+    if args.profile == "large":
+        minutes = {arm: arm.seconds / 60 for arm in (base, fuzz)}
+        print(f"large (past 2**31 elements, a 65535 batch or an index past 2**31): naive "
+              f"{base.large_programs / minutes[base]:.1f} programs and {base.large_runs / minutes[base]:.1f} runs/min; "
+              f"fuzzaoti {fuzz.large_programs / minutes[fuzz]:.1f} programs and {fuzz.large_runs / minutes[fuzz]:.1f} "
+              f"runs/min ({fuzz.large_programs} programs, {fuzz.large_runs} runs)", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 #   here:   bash scripts/gpu_check.sh prepare           wheels of fuzzaoti + sqlite-utils into .whl/
 #   there:  bash scripts/gpu_check.sh canary            canary campaign, replay with/without it, gpu tests
 #           bash scripts/gpu_check.sh campaign MINUTES [OPTIONS]  an unattended campaign of MINUTES minutes
-#           bash scripts/gpu_check.sh large MINUTES     the same with --profile large (the GPU's budget)
+#           bash scripts/gpu_check.sh large MINUTES [SEED]  the same with --profile large (the GPU's budget)
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
 #           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
 #           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
@@ -173,8 +173,11 @@ large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements
     MINUTES=${2:-5}
     step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large \
-        --minutes "$MINUTES" --corpus "$DB" --seed 2
+        --minutes "$MINUTES" --corpus "$DB" --seed "${3:-2}" 2>&1 | tee "$OUT/large.log" | grep -v "FutureWarning\|cls.__new__"
     step fuzzaoti list --corpus "$DB"
+    for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings')))" "$DB"); do
+        fuzzaoti show "$FID" --corpus "$DB" | head -30 | cut -c1-400
+    done
     ;;
 campaign)
     MINUTES=${2:-5}
