@@ -22,8 +22,10 @@ from typing import Callable, Iterator
 from fuzzaoti import sizes
 from fuzzaoti.outcome import Outcome, fails_whole_batch
 from fuzzaoti.program import FLOAT_DTYPES, DimSpec, Node, Program
+from fuzzaoti.scale import reach, size_classes
 from fuzzaoti.signature import same_bug, signature
 from fuzzaoti.strategies import Case
+from fuzzaoti.strategies._shapes import crossing_shapes
 
 Check = Callable[..., list[Outcome]]  # (cases, alone=indices compiled on their own) -> outcomes
 
@@ -181,7 +183,15 @@ def _shape_candidates(case: Case) -> Iterator[Case]:
             if new < value:
                 smaller.append(tuple(sorted({**dict(env), name: new}.items())))
     all_min = tuple(sorted({n: mins[n] for n, _ in env}.items()))
-    runs = sorted(set([all_min] + smaller), key=lambda e: sum(v for _, v in e))
+    runs = set([all_min] + smaller)
+    size_class = size_classes(reach(case.program, dict(env)))
+    if size_class:  # a failure past 2**31 stays past it: smaller shapes of the same size class only,
+        # the least of them just past its crossings (a bug that needs 2**31 elements is not "shrunk"
+        # into another one at 2**30)
+        runs = {e for e in runs | {tuple(sorted(c.items())) for c in crossing_shapes(case.program, None)}
+                if size_classes(reach(case.program, dict(e))) == size_class and sum(v for _, v in e) < sum(
+                    v for _, v in env)}
+    runs = sorted(runs, key=lambda e: sum(v for _, v in e))
     if runs and runs[0] != env:
         yield Case(case.program, tuple((e, seed) for e in runs if e != env))
 

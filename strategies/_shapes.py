@@ -72,11 +72,12 @@ def runtime_shapes(program: Program, cap: int = 96, max_bytes: int = 32 << 20,
     return st.fixed_dictionaries(per_dim).map(lambda env: _fit(program, env, max_bytes))
 
 
-def crossing_shapes(program: Program, max_bytes: int) -> list[dict[str, int]]:
+def crossing_shapes(program: Program, max_bytes: int | None) -> list[dict[str, int]]:
     """The runtime shapes just below and just above each crossing the program's big dims can
     reach within ``max_bytes``: a bmm batch of 65535/65536, 2**31 - 1/2**31 and 2**32 - 1/2**32
     elements (``fuzzaoti.scale.CROSSINGS``). Its big dims grow together (each clamped to its
-    range), the others stay at their export-time hints; empty without big dims."""
+    range), the others stay at their export-time hints; empty without big dims. ``max_bytes``
+    None: no budget (the shrinker's smallest shape past a crossing)."""
     big = [d for d in program.dims if is_big(d)]
     if not big:
         return []
@@ -95,7 +96,7 @@ def crossing_shapes(program: Program, max_bytes: int) -> list[dict[str, int]]:
             mid = (lo + hi) // 2
             lo, hi = (mid + 1, hi) if reach(program, at(mid))[key] < limit else (lo, mid)
         for env in (at(lo - 1), at(lo)):
-            if env not in shapes and checked_bytes(program, env, max_bytes) <= max_bytes:
+            if env not in shapes and (max_bytes is None or checked_bytes(program, env, max_bytes) <= max_bytes):
                 shapes.append(env)
     return shapes
 

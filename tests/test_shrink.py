@@ -50,3 +50,20 @@ def test_a_bug_that_fails_whole_compiles_shrinks_one_candidate_per_compile(fake_
     assert signature(result.outcome, result.case.program) == target
     assert stats.bisections == 0
     assert stats.compiles == 1 + result.candidates_checked
+
+
+def test_a_failure_past_2_31_elements_shrinks_only_to_shapes_past_it():
+    # a bug that needs 2**31 elements must not be "shrunk" into a smaller size class: the shape
+    # candidates keep the failing run's classes, the least of them just past the crossing
+    from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+    from fuzzaoti.scale import reach, size_classes
+    from fuzzaoti.shrink import _shape_candidates
+    from fuzzaoti.strategies import Case
+
+    program = Program((DimSpec("d0", 2, None, 4),), (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),
+                      (Node("t0", "neg", ("x0",)),), ("t0",)).validate()
+    env = {"d0": 3 * 2**28 + 5}  # 3 * 2**31 elements, and more
+    (candidate,) = _shape_candidates(Case(program, (((("d0", env["d0"]),), 0),)))
+    sizes = [dict(e)["d0"] for e, _ in candidate.runs]
+    assert sizes and all(size_classes(reach(program, {"d0": n})) == ("elements>=2^31", "elements>=2^32") for n in sizes)
+    assert min(sizes) == 2**29  # just past 2**32 elements: the smallest shape of its class
