@@ -5,7 +5,7 @@
 #           bash scripts/gpu_check.sh campaign MINUTES [OPTIONS]  an unattended campaign of MINUTES minutes
 #           bash scripts/gpu_check.sh large MINUTES [SEED]  the same with --profile large (the GPU's budget)
 #           bash scripts/gpu_check.sh shrink            a CUDA canary finding, shrunk
-#           bash scripts/gpu_check.sh repros            run .whl/repro*.py standalone
+#           bash scripts/gpu_check.sh repros [DIR]      run DIR/repro*.py standalone (default .whl/)
 #           bash scripts/gpu_check.sh finding ID        shrink, triage and repro finding ID of .whl/finding.db
 #           bash scripts/gpu_check.sh background MINUTES [SEED]  start an unattended large-profile campaign (setsid)
 #           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench in the background (MINUTES per arm)
@@ -68,7 +68,7 @@ shrink)
     ;;
 repros)
     # standalone repro scripts (made here with 'fuzzaoti repro ID -o .whl/reproN.py'), run with torch alone
-    for r in "$REPO"/.whl/repro*.py; do
+    for r in "${2:-$REPO/.whl}"/repro*.py; do
         echo "=== $r"; (CXX=${FUZZAOTI_CXX:-g++} timeout 150 python3 "$r" > "$OUT/$(basename "$r" .py).log" 2>&1; echo "rc=$?") \
             | tee -a "$OUT/$(basename "$r" .py).log"
         grep -v "triton_bmm\|triton_mm\|FutureWarning\|cls.__new__" "$OUT/$(basename "$r" .py).log" | tail -30 | cut -c1-300
@@ -175,8 +175,10 @@ large)
     step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large \
         --minutes "$MINUTES" --corpus "$DB" --seed "${3:-2}" 2>&1 | tee "$OUT/large.log" | grep -v "FutureWarning\|cls.__new__"
     step fuzzaoti list --corpus "$DB"
+    mkdir -p /tmp/repros  # for 'repros /tmp/repros' in the next call, while this machine is warm
     for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings')))" "$DB"); do
         fuzzaoti show "$FID" --corpus "$DB" | head -30 | cut -c1-400
+        fuzzaoti repro "$FID" --corpus "$DB" -o "/tmp/repros/repro$FID.py" && cp "/tmp/repros/repro$FID.py" "$OUT/"
     done
     ;;
 campaign)
