@@ -232,6 +232,8 @@ class _Member:
             try:
                 inputs, eager, reference = self.expect(model, r, device)
             except Exception as exc:  # noqa: BLE001
+                if symptom_of_exception(exc) == "illegal_memory_access":
+                    raise  # a poisoned CUDA context, not an invalid program (check_batch)
                 if symptom_of_exception(exc) == "oom":
                     self.oom += 1
                     self.expected.append(None)
@@ -274,13 +276,30 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     max_bytes = job.get("max_bytes") or default_max_bytes(device)
     members = [_Member(c, max_bytes) for c in job["cases"]]
     clock("eager")
-    for m in members:
-        m.run_eager(device)
-    valid = [m for m in members if m.outcome is None]
-    batch_outcome = _check_compiled(valid, backend, device, clock) if valid else None
+    try:
+        for m in members:
+            m.run_eager(device)
+        valid = [m for m in members if m.outcome is None]
+        batch_outcome = _check_compiled(valid, backend, device, clock) if valid else None
+    except Exception as exc:  # noqa: BLE001
+        if symptom_of_exception(exc) != "illegal_memory_access":
+            raise
+        # a CUDA error outside the guarded run (eager after a compiled run, the oracle reading a
+        # compiled output) poisons this process: every later check in it would fail too. The
+        # batch fails as a whole, fatally, so the pool goes on in a fresh worker
+        batch_outcome = _failure(clock.current or "run", exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
-            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
+            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals(),
+            "retire": retire_after(device, members)}
+
+
+def retire_after(device: str, members: list[_Member]) -> bool:
+    """Should the worker end after this batch? On a GPU, after any wrong value: a kernel that
+    computed offsets in int32 past 2**31 may also have written outside its buffers, into memory
+    the next program's tensors will use (an H200 campaign labelled 99.8% of its later programs
+    invalid, each eager run failing on an illegal memory access, before this rule)."""
+    return device != "cpu" and any(m.outcome is not None and m.outcome.symptom == "mismatch" for m in members)
 
 
 def _final(m: _Member) -> Outcome:

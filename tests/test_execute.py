@@ -54,3 +54,28 @@ def test_out_of_memory_in_a_big_run_is_counted_never_a_finding(monkeypatch):
     monkeypatch.setattr(execute, "make_inputs", tight)
     (outcome,) = check_batch(_job([_program()], RUNS), lambda stage: None)["cases"]
     assert (outcome["symptom"], outcome["runs_checked"], outcome["runs_oom"]) == ("pass", 3, 1)
+
+
+def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatch):
+    # an illegal memory access raised by the oracle reading a compiled output (or by eager after a
+    # compiled run) poisons the process: the batch fails as a whole, so its worker is replaced,
+    # instead of every later program being called invalid in a dead CUDA context
+    from fuzzaoti.outcome import fatal_for_process
+
+    def poisoned(*args, **kwargs):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(execute, "compare_outputs", poisoned)
+    result = check_batch(_job([_program()], RUNS), lambda stage: None)
+    assert (result["batch"]["stage"], result["batch"]["symptom"]) == ("compare", "illegal_memory_access")
+    assert fatal_for_process(result["batch"]["symptom"])
+
+
+def test_a_gpu_worker_retires_after_a_wrong_value():
+    from fuzzaoti.execute import _Member, retire_after
+    from fuzzaoti.outcome import Outcome
+
+    member = _Member({"program": _program().to_json(), "runs": RUNS})
+    assert not retire_after("cuda", [member])
+    member.outcome = Outcome("compare", "mismatch")
+    assert retire_after("cuda", [member]) and not retire_after("cpu", [member])
