@@ -78,10 +78,12 @@ def builtin_entries() -> list[tuple[str, dict]]:
 def builtin_bugs() -> list[KnownBug]:
     """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title.
     An entry matches its ``signature``, or its ``pattern``, or any of its ``patterns`` (a bug
-    that reads out of bounds shows wrong values one time and NaNs the next)."""
+    that reads out of bounds shows wrong values one time and NaNs the next). ``"patterns": []``: a
+    bug whose signature other root causes share (a wrong value past 2**31 in any family) marks
+    nothing; it is kept, and replayed, as data."""
     return [KnownBug(pattern, data.get("upstream") or data["title"], name)
             for name, data in builtin_entries()
-            for pattern in data.get("patterns") or [data.get("pattern", data["signature"])]]
+            for pattern in (data["patterns"] if "patterns" in data else [data.get("pattern", data["signature"])])]
 
 
 def read_user_file(path: str) -> list[KnownBug]:

@@ -91,4 +91,7 @@ def test_every_builtin_pattern_matches_its_own_case():
     for path in glob.glob(os.path.join(_BUILTIN_DIR, "*.json")):
         data = json.load(open(path))
         bugs = [b for b in builtin_bugs() if b.source == os.path.basename(path)]
+        if data.get("patterns") == []:  # kept as data only: its signature is shared by other causes
+            assert not bugs, path
+            continue
         assert any(b.matches(data["signature"]) for b in bugs), path
