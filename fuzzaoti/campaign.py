@@ -414,16 +414,12 @@ def default_workers(device: str, gpus: str | None) -> int:
 
 def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
     """The byte budget of one checked run: the profile's, except for the large profile on cuda:
-    half of the least free memory of the chosen GPUs, shared by the workers on each (the other
-    half is headroom for the CUDA context, Inductor's autotuning and the caching allocator)."""
-    budget = get_profile(profile).max_bytes
+    the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""
     if device != "cuda" or profile != "large":
-        return budget
-    import torch
+        return get_profile(profile).max_bytes
+    from fuzzaoti.execute import gpu_budget
 
-    per_gpu = max(1, -(-workers // len(_gpu_ids(gpus))))
-    free = min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count())))
-    return free // 2 // per_gpu
+    return gpu_budget(share=max(1, -(-workers // len(_gpu_ids(gpus)))))
 
 
 def usable_cores() -> int:

@@ -203,8 +203,16 @@ class _Member:
         self.outcome: Outcome | None = None
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
+        self._model = None
 
-    def expect(self, model, r: int, device: str) -> tuple[list, list, list]:
+    @property
+    def model(self):
+        """The program's eager module, built once (its source is exec'd) for all its runs."""
+        if self._model is None:
+            self._model = render.load_program(self.program)["Repro"]()
+        return self._model
+
+    def expect(self, r: int, device: str) -> tuple[list, list, list]:
         """Inputs, eager outputs and the reference (eager itself when no output is a float) of run ``r``."""
         import torch
 
@@ -212,8 +220,8 @@ class _Member:
         inputs = make_inputs(input_specs(self.program, env), seed, device)
         ref_dtype = reference_dtype(self.program, env, self.max_bytes)
         with torch.no_grad():
-            eager = list(model(*inputs))
-            reference = eager if ref_dtype is None else list(model(*[_upcast(t, ref_dtype) for t in inputs]))
+            eager = list(self.model(*inputs))
+            reference = eager if ref_dtype is None else list(self.model(*[_upcast(t, ref_dtype) for t in inputs]))
         return inputs, eager, reference
 
     def run_eager(self, device: str) -> None:
@@ -222,7 +230,6 @@ class _Member:
         memory, is not run at all (counted)."""
         import torch
 
-        model = render.load_program(self.program)["Repro"]()
         for r, (env, seed) in enumerate(self.runs):
             size = checked_bytes(self.program, env, self.max_bytes)
             if self.max_bytes is not None and size > self.max_bytes:
@@ -230,7 +237,7 @@ class _Member:
                 self.expected.append(None)
                 continue
             try:
-                inputs, eager, reference = self.expect(model, r, device)
+                inputs, eager, reference = self.expect(r, device)
             except Exception as exc:  # noqa: BLE001
                 if symptom_of_exception(exc) == "illegal_memory_access":
                     raise  # a poisoned CUDA context, not an invalid program (check_batch)
@@ -273,7 +280,7 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """
     device, backend = job["device"], get_backend(job["backend"])
     clock = _StageClock(progress)
-    max_bytes = job.get("max_bytes") or default_max_bytes(device)
+    max_bytes = job.get("max_bytes") or (gpu_budget() if device == "cuda" else None)
     members = [_Member(c, max_bytes) for c in job["cases"]]
     clock("eager")
     try:
@@ -290,16 +297,7 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
         batch_outcome = _failure(clock.current or "run", exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
-            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals(),
-            "retire": retire_after(device, members)}
-
-
-def retire_after(device: str, members: list[_Member]) -> bool:
-    """Should the worker end after this batch? On a GPU, after any wrong value: a kernel that
-    computed offsets in int32 past 2**31 may also have written outside its buffers, into memory
-    the next program's tensors will use (an H200 campaign labelled 99.8% of its later programs
-    invalid, each eager run failing on an illegal memory access, before this rule)."""
-    return device != "cpu" and any(m.outcome is not None and m.outcome.symptom == "mismatch" for m in members)
+            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
 
 
 def _final(m: _Member) -> Outcome:
@@ -309,14 +307,14 @@ def _final(m: _Member) -> Outcome:
     return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
 
 
-def default_max_bytes(device: str) -> int | None:
-    """A run's budget when the job names none: half the GPU's free memory on cuda (a worker
-    replaying one finding, say), no limit on the CPU."""
-    if device != "cuda":
-        return None
+def gpu_budget(share: int = 1) -> int:
+    """The byte budget of one checked run on a GPU: half of the least free memory of the visible
+    GPUs (the other half is headroom for the CUDA context, Inductor's autotuning and the caching
+    allocator), split between ``share`` workers. A job that names no budget (a worker replaying
+    one finding, say) gets the whole half; on the CPU it has no limit."""
     import torch
 
-    return torch.cuda.mem_get_info()[0] // 2
+    return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
 
 
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
@@ -371,7 +369,7 @@ class _Runner:
         expectation made again: a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
         try:
-            expected = member.expect(render.load_program(member.program)["Repro"](), r, self.device)
+            expected = member.expect(r, self.device)
             failure = self(r, {k: expected}, big=True)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":

@@ -35,11 +35,12 @@ def _distinct(shape, low, high, gen, device):
 def make_tensor(dtype, shape, kind, low, high, seed, device):
     """One input tensor: on the CPU from its own seed, or on ``device`` when it is big."""
     torch_dtype = getattr(torch, dtype)
-    where = device if _numel(shape) > BIG_NUMEL else "cpu"
+    big = _numel(shape) > BIG_NUMEL
+    where = device if big else "cpu"
     gen = torch.Generator(device=where).manual_seed(seed)
     if kind == "distinct":
         value = _distinct(list(shape), low, high, gen, where).to(torch_dtype)
-    elif _numel(shape) > BIG_NUMEL:
+    elif big:
         value = _big(torch_dtype, tuple(shape), kind, low, high, gen, where)
     elif kind == "int":
         value = torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64)

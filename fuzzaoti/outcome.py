@@ -68,6 +68,10 @@ def fails_whole_batch(stage: str, symptom: str) -> bool:
     return symptom in ("crash", "timeout") or (stage in ("compile", "load", "run") and symptom != "mismatch")
 
 
-def fatal_for_process(symptom: str) -> bool:
-    """Symptoms after which the worker process must not be reused (a poisoned CUDA context)."""
-    return symptom in ("illegal_memory_access", "crash", "timeout")
+def fatal_for_process(symptom: str, device: str = "cpu") -> bool:
+    """Symptoms after which the worker process must not be reused: a poisoned CUDA context, and
+    on a GPU any wrong value too (a kernel that computed offsets in int32 past 2**31 may also
+    have written outside its buffers, into memory the next program's tensors use: an H200
+    campaign labelled 99.8% of its later programs invalid, each eager run failing on an illegal
+    memory access, before this rule)."""
+    return symptom in ("illegal_memory_access", "crash", "timeout") or (device != "cpu" and symptom == "mismatch")

@@ -90,7 +90,8 @@ def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = 
     inputs = [infos[i.name] for i in program.inputs]
     made = [infos[n.name] for n in program.nodes if not infos[n.name].view]
     outputs = [infos[o] for o in dict.fromkeys(program.outputs)]
-    eager = sum(_bytes(t.dtype, t.numel) for t in made) + _extra_eager(program, infos)
+    extra = _extra_eager(program, infos)
+    eager = sum(_bytes(t.dtype, t.numel) for t in made) + extra
     eager_out = sum(_bytes(t.dtype, t.numel) for t in outputs)
     peaks = [eager, eager_out + eager]
     if reference is not None:
@@ -100,7 +101,7 @@ def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = 
             return sum(t.numel * width if t.dtype in FLOAT_DTYPES else _bytes(t.dtype, t.numel) for t in ts)
 
         upcast = sum(t.numel * width for t in inputs if t.dtype in FLOAT_DTYPES)
-        peaks = [eager, eager_out + upcast + wide(made) + _extra_eager(program, infos),
+        peaks = [eager, eager_out + upcast + wide(made) + extra,
                  eager_out + wide(outputs) + eager]
     chunk = 12 * 8 * min(ORACLE_CHUNK, max(t.numel for t in outputs))
     return sum(_bytes(t.dtype, t.numel) for t in inputs) + max(peaks) + chunk

@@ -10,6 +10,7 @@ addresses reach into its base).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -31,17 +32,15 @@ class TensorInfo:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
 
-def _replace(shape: Shape, dim: int, size: int) -> Shape:
+def replace_axis(shape: tuple, dim: int, size) -> tuple:
+    """``shape`` with axis ``dim`` of ``size`` (ints here, or size expressions in the strategies)."""
     return shape[:dim] + (size,) + shape[dim + 1:]
 
 
-def _drop(shape: Shape, dim: int) -> Shape:
+def drop_axis(shape: tuple, dim: int) -> tuple:
     return shape[:dim] + shape[dim + 1:]
 
 
@@ -63,7 +62,7 @@ def _reshape(shape: Shape, start: int, end: int, new) -> Shape:
 
 def _chunk(shape: Shape, chunks: int, dim: int, index: int) -> Shape:
     step = -(-shape[dim] // chunks)
-    return _replace(shape, dim, max(0, min(step, shape[dim] - index * step)))
+    return replace_axis(shape, dim, max(0, min(step, shape[dim] - index * step)))
 
 
 def _matmul(a: Shape, m: Shape) -> Shape:
@@ -76,21 +75,21 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "baddbmm": (lambda s, a: _matmul(s[1], s[2]), False),  # its bias may broadcast
     "matmul": (lambda s, a: _matmul(s[0], s[1]), False),
     "bmm_chunked": (lambda s, a: _matmul(s[0], s[1]), False),
-    "index_select": (lambda s, a: _replace(s[0], a["dim"], s[1][0]), False),
+    "index_select": (lambda s, a: replace_axis(s[0], a["dim"], s[1][0]), False),
     "gather": (lambda s, a: s[1], False),
     "index": (lambda s, a: s[0][:a["prefix"].count(":")] + s[1] + s[0][a["prefix"].count(":") + 1:], False),
-    "narrow": (lambda s, a: _replace(s[0], a["dim"], s[0][a["dim"]] - a["start"] - a["trim"]), True),
+    "narrow": (lambda s, a: replace_axis(s[0], a["dim"], s[0][a["dim"]] - a["start"] - a["trim"]), True),
     "take": (lambda s, a: s[1], False),
-    "narrow_item": (lambda s, a: _replace(s[0], a["dim"], a["length"]), True),
+    "narrow_item": (lambda s, a: replace_axis(s[0], a["dim"], a["length"]), True),
     "narrow_to_item": (lambda s, a: s[0], True),  # at most the whole axis: the bound planning needs
-    "select": (lambda s, a: _drop(s[0], a["dim"]), True),
+    "select": (lambda s, a: drop_axis(s[0], a["dim"]), True),
     "scatter": (lambda s, a: s[0], False),
     "index_put": (lambda s, a: s[0], False),
     "arange_index": (lambda s, a: s[0], False),
     "expand_batch": (lambda s, a: (s[1][0],) + s[0][1:], True),
     "expand_lead": (lambda s, a: (s[1][0],) + s[0][1:], True),
-    "cat": (lambda s, a: _replace(s[0], a["dim"], s[0][a["dim"]] + s[1][a["dim"]]), False),
-    "split": (lambda s, a: _replace(s[0], a["dim"], a["size"]), True),
+    "cat": (lambda s, a: replace_axis(s[0], a["dim"], s[0][a["dim"]] + s[1][a["dim"]]), False),
+    "split": (lambda s, a: replace_axis(s[0], a["dim"], a["size"]), True),
     "transpose": (lambda s, a: _swap(s[0], a["d0"], a["d1"]), True),
     "permute": (lambda s, a: tuple(s[0][i] for i in a["dims"]), True),
     "unsqueeze": (lambda s, a: s[0][:a["dim"]] + (1,) + s[0][a["dim"]:], True),
@@ -99,8 +98,8 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "view": (lambda s, a: _reshape(s[0], a["start"], a["end"], a["new"]), True),
     "unflatten_as": (lambda s, a: s[1][:2] + s[0][1:], True),
     "chunk": (lambda s, a: _chunk(s[0], a["chunks"], a["dim"], a["index"]), True),
-    "sum": (lambda s, a: _drop(s[0], a["dim"]), False),
-    "amax": (lambda s, a: _drop(s[0], a["dim"]), False),
+    "sum": (lambda s, a: drop_axis(s[0], a["dim"]), False),
+    "amax": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "cast": (lambda s, a: s[0], False),
     "affine": (lambda s, a: s[0], False),
     **{op: ((lambda s, a: s[0]), False) for op in ("relu", "neg", "abs", "sigmoid", "tanh", "sin")},
@@ -134,7 +133,7 @@ def tensors(program: Program, env: Mapping[str, int]) -> dict[str, TensorInfo]:
     out: dict[str, TensorInfo] = {}
     for spec in program.inputs:
         shape = tuple(sizes.evaluate(s, env) for s in spec.shape)
-        out[spec.name] = TensorInfo(shape, spec.dtype, False, _numel(shape))
+        out[spec.name] = TensorInfo(shape, spec.dtype, False, math.prod(shape))
     strided: set[str] = set()
     for node in program.nodes:
         args = [out[a] for a in node.args]
@@ -144,13 +143,6 @@ def tensors(program: Program, env: Mapping[str, int]) -> dict[str, TensorInfo]:
             is_view = False
         if is_view and (node.op in _STRIDED or node.args[0] in strided):
             strided.add(node.name)
-        base = max([_numel(shape)] + [a.base for a in args[:1]]) if is_view else _numel(shape)
+        base = max([math.prod(shape)] + [a.base for a in args[:1]]) if is_view else math.prod(shape)
         out[node.name] = TensorInfo(shape, _dtype(node, [a.dtype for a in args]), is_view, base)
     return out
-
-
-def _numel(shape: Shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n

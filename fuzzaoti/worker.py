@@ -194,7 +194,7 @@ class Worker:
         for o in outcomes:
             if o is not None and o["symptom"] not in ("pass", "invalid"):
                 o["stderr"] = stderr
-        if result.get("retire") or any(o is not None and fatal_for_process(o["symptom"]) for o in outcomes):
+        if any(o is not None and fatal_for_process(o["symptom"], self.config.device) for o in outcomes):
             self.kill()
         return result
 

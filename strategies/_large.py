@@ -25,15 +25,12 @@ from fuzzaoti import sizes
 from fuzzaoti.concrete import tensor_bytes
 from fuzzaoti.ops import index_prefix
 from fuzzaoti.program import Values
+from fuzzaoti.shapes import drop_axis, replace_axis
 from fuzzaoti.strategies._big_dims import big_axis
 
 CHEAP = ("int8", "float16", "bfloat16")
 HALF = ("float16", "bfloat16")
 WIDTHS = (1, 3, 8, 64, 1000)  # the static axis beside the big one
-
-
-def _replace(shape, dim, size):
-    return shape[:dim] + (size,) + shape[dim + 1:]
 
 
 def _big_source(b, widths=WIDTHS, low: int = 2) -> tuple[str, int]:
@@ -130,7 +127,7 @@ def big_pointwise(b) -> str:
     dtype, shape = b.dtypes[x], b.shapes[x]
     kind = b.draw(st.sampled_from(("binary", "unary", "cast")))
     if kind == "binary":
-        other_shape = b.draw(st.sampled_from((_replace(shape, axis, 1), (1,), shape)))
+        other_shape = b.draw(st.sampled_from((replace_axis(shape, axis, 1), (1,), shape)))
         other = b.add_input(dtype, other_shape)
         return b.add_node(b.draw(st.sampled_from(("add", "mul", "sub"))), (x, other), shape, dtype)
     if kind == "unary":
@@ -146,9 +143,9 @@ def big_reduction(b) -> str:
     x, axis = _big_source(b)
     dtype, shape = b.dtypes[x], b.shapes[x]
     if dtype in HALF and b.draw(st.booleans()):
-        return b.add_node("sum", (x,), shape[:1 - axis] + shape[2 - axis:], dtype, dim=1 - axis)
+        return b.add_node("sum", (x,), drop_axis(shape, 1 - axis), dtype, dim=1 - axis)
     dim = b.draw(st.integers(0, 1))
-    return b.add_node("amax", (x,), shape[:dim] + shape[dim + 1:], dtype, dim=dim)
+    return b.add_node("amax", (x,), drop_axis(shape, dim), dtype, dim=dim)
 
 
 def big_index_select(b) -> str:
@@ -158,7 +155,7 @@ def big_index_select(b) -> str:
         shape = b.shapes[x]
         length = b.draw(st.integers(1, 64))
         idx = b.add_input("int64", (length,), Values("int", 0, shape[axis]))
-        return b.add_node("index_select", (x, idx), _replace(shape, axis, length), b.dtypes[x], dim=axis)
+        return b.add_node("index_select", (x, idx), replace_axis(shape, axis, length), b.dtypes[x], dim=axis)
     c, n = b.draw(st.sampled_from((8, 64, 1000))), b.draw(st.integers(2, 64))
     x = b.add_input(b.draw(st.sampled_from(CHEAP)), (n, c))
     length = big_axis(b, c)
@@ -169,7 +166,7 @@ def big_index_select(b) -> str:
 def big_gather(b) -> str:
     x, axis = _big_source(b)
     shape = b.shapes[x]
-    idx_shape = _replace(shape, axis, b.draw(st.integers(1, 64)))
+    idx_shape = replace_axis(shape, axis, b.draw(st.integers(1, 64)))
     idx = b.add_input("int64", idx_shape, Values("int", 0, shape[axis]))
     return b.add_node("gather", (x, idx), idx_shape, b.dtypes[x], dim=axis)
 
@@ -227,13 +224,13 @@ def big_slice(b) -> str:
     shape, dtype = b.shapes[x], b.dtypes[x]
     if kind == "select":
         index = b.draw(st.sampled_from((-1, -2, b.min_of(shape[axis]) - 1)))
-        view = b.add_node("select", (x,), shape[:axis] + shape[axis + 1:], dtype, dim=axis, index=index)
+        view = b.add_node("select", (x,), drop_axis(shape, axis), dtype, dim=axis, index=index)
     elif kind == "narrow":
-        out = _replace(shape, axis, sizes.add(shape[axis], -(start + trim)))
+        out = replace_axis(shape, axis, sizes.add(shape[axis], -(start + trim)))
         view = b.add_node("narrow", (x,), out, dtype, dim=axis, start=start, trim=trim)
     else:
         at = b.add_input("int64", (), Values("int", 0, sizes.add(shape[axis], 1 - length)))
-        view = b.add_node("narrow_item", (x, at), _replace(shape, axis, length), dtype, dim=axis, length=length)
+        view = b.add_node("narrow_item", (x, at), replace_axis(shape, axis, length), dtype, dim=axis, length=length)
     return _materialized(b, view)
 
 
@@ -244,10 +241,10 @@ def big_cat(b) -> str:
     if b.draw(st.booleans()):
         dim = b.draw(st.integers(0, 1))
         other = b.add_input(dtype, shape)
-        return b.add_node("cat", (x, other), _replace(shape, dim, sizes.plus(shape[dim], shape[dim])), dtype, dim=dim)
+        return b.add_node("cat", (x, other), replace_axis(shape, dim, sizes.plus(shape[dim], shape[dim])), dtype, dim=dim)
     small = 1 - axis
     size = b.draw(st.integers(1, shape[small] - 1))
-    piece = b.add_node("split", (x,), _replace(shape, small, size), dtype, size=size, dim=small)
+    piece = b.add_node("split", (x,), replace_axis(shape, small, size), dtype, size=size, dim=small)
     return _materialized(b, piece)
 
 

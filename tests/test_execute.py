@@ -72,10 +72,7 @@ def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatc
 
 
 def test_a_gpu_worker_retires_after_a_wrong_value():
-    from fuzzaoti.execute import _Member, retire_after
-    from fuzzaoti.outcome import Outcome
+    from fuzzaoti.outcome import fatal_for_process
 
-    member = _Member({"program": _program().to_json(), "runs": RUNS})
-    assert not retire_after("cuda", [member])
-    member.outcome = Outcome("compare", "mismatch")
-    assert retire_after("cuda", [member]) and not retire_after("cpu", [member])
+    assert not fatal_for_process("pass", "cuda")
+    assert fatal_for_process("mismatch", "cuda") and not fatal_for_process("mismatch", "cpu")
