@@ -82,9 +82,10 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--triage/--no-triage", default=True, show_default=True,
               help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
 @click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True,
-              help="Program sizes: 'large' crosses batch 65535 and 2**31-element index spaces (GPU nodes).")
+              help="Program sizes: 'large' runs every op family past 2**31 and 2**32 elements and bmm batches past 65535 (GPU nodes).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
-              help="Input bytes per runtime shape.  [default: 8 MiB small, 4 GiB large]")
+              help="Bytes of one checked run: inputs, intermediates, outputs and the reference.  "
+                   "[default: 32 MiB small, 4 GiB large; large on cuda: half the GPU's free memory, shared by its workers]")
 @click.option("--configs", default=None, metavar="NAME",
               help="Draw only this compile config set: default, or on cuda max_autotune or native_matmul "
                    "(Triton GEMM templates).  [default: all, the dear ones less often]")
