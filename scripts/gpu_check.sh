@@ -47,6 +47,16 @@ cols = 'id, status, device, canary, programs, batches, runs_checked, runs_skippe
 for r in sqlite3.connect(sys.argv[1]).execute('select ' + cols + ' from campaigns'):
     print('campaign', dict(zip(cols.split(', '), r)))" "$DB"
 }
+findings_and_repros() {
+    # each finding shown, and its standalone repro written to /tmp/repros (for 'repros /tmp/repros'
+    # in the next call, while this machine is warm) and the first few to $OUT (8 files come back)
+    mkdir -p /tmp/repros
+    for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings')))" "$1"); do
+        fuzzaoti show "$FID" --corpus "$1" | head -30 | cut -c1-400
+        fuzzaoti repro "$FID" --corpus "$1" -o "/tmp/repros/repro$FID.py"
+        [ "$(ls "$OUT" | wc -l)" -lt 7 ] && cp "/tmp/repros/repro$FID.py" "$OUT/"
+    done
+}
 case "$MODE" in
 canary)
     step timeout 240 fuzzaoti fuzz --device cuda --inject bmm-batch-rotate --max-batches 1 --batch-size 16 \
@@ -123,6 +133,7 @@ collect)
             "$SRC" "$DB"  # a consistent copy, WAL included, even mid-run
         step fuzzaoti list --corpus "$DB"
         campaigns
+        findings_and_repros "$DB"
     done
     exit 0
     ;;
@@ -175,11 +186,7 @@ large)
     step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large \
         --minutes "$MINUTES" --corpus "$DB" --seed "${3:-2}" 2>&1 | tee "$OUT/large.log" | grep -v "FutureWarning\|cls.__new__"
     step fuzzaoti list --corpus "$DB"
-    mkdir -p /tmp/repros  # for 'repros /tmp/repros' in the next call, while this machine is warm
-    for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings')))" "$DB"); do
-        fuzzaoti show "$FID" --corpus "$DB" | head -30 | cut -c1-400
-        fuzzaoti repro "$FID" --corpus "$DB" -o "/tmp/repros/repro$FID.py" && cp "/tmp/repros/repro$FID.py" "$OUT/"
-    done
+    findings_and_repros "$DB"
     ;;
 campaign)
     MINUTES=${2:-5}
