@@ -1,18 +1,17 @@
 """fuzzaoti: property-based differential fuzzing of PyTorch AOTInductor.
 
-The pipeline, one module each:
+The pipeline, one subpackage per phase:
 
-    fuzzaoti.strategies  generate Programs and runtime shapes (Hypothesis)
-    fuzzaoti.program     the Program: immutable, JSON, validated
-    fuzzaoti.render      Program → module source, export dims, standalone repro script
-    fuzzaoti.backends    eager / AOTI (cpu, cuda) / fake, behind one protocol
-    fuzzaoti.worker      the isolation boundary: spawned worker processes, timeouts
-    fuzzaoti.execute     what a worker does with a batch of cases, stage by stage
-    fuzzaoti.oracle      element-by-element differential verdicts
-    fuzzaoti.signature   stable failure signatures for deduplication
-    fuzzaoti.corpus      the SQLite corpus of campaigns and findings
-    fuzzaoti.campaign    the runner: generate → check → record
-    fuzzaoti.cli         the ``fuzzaoti`` command
+    fuzzaoti.model       the Program (immutable, JSON, validated), its ops, sizes and shapes
+    fuzzaoti.strategies  Hypothesis strategies: Programs, runtime shapes, the size profiles
+    fuzzaoti.compile     Program → module source; batches merged into one module; backends; canaries
+    fuzzaoti.workers     worker processes: export → compile → load → run → compare, timeouts, the pool
+    fuzzaoti.check       the oracle, export-guard checks, outcomes, failure signatures
+    fuzzaoti.shrink      shrink a failure, keeping its signature and size class
+    fuzzaoti.corpus      the SQLite corpus, its migrations, the known-bug list, the quarantine
+    fuzzaoti.findings    replay, repro scripts, reports, triage, families
+    fuzzaoti.campaign    the runner: generate → check → record, until the time is up
+    fuzzaoti.cli         the ``fuzzaoti`` command (thin: each command is a library call)
 """
 
 __version__ = "0.1.0"

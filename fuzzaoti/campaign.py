@@ -22,16 +22,16 @@ from hypothesis import strategies as st
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
-from fuzzaoti.batching import MAX_BATCH, BatchSizes
-from fuzzaoti.known import KnownBug, KnownList, builtin_entries
-from fuzzaoti.outcome import Outcome
-from fuzzaoti.pool import Submitted, WorkerPool, configs_label
-from fuzzaoti.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
+from fuzzaoti.workers.batch_size import MAX_BATCH, BatchSizes
+from fuzzaoti.corpus.known_bugs import KnownBug, KnownList, builtin_entries
+from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.workers.pool import Submitted, WorkerPool, configs_label
+from fuzzaoti.corpus.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
-from fuzzaoti.signature import signature
+from fuzzaoti.check.signature import signature
 from fuzzaoti.strategies import Case, batch_config_sets, cases, get_profile, programs
-from fuzzaoti.triage import triage_finding
-from fuzzaoti.worker import WorkerConfig
+from fuzzaoti.findings.triage import triage_finding
+from fuzzaoti.workers.worker import WorkerConfig
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class CampaignSettings:
     minutes: float = 5.0
     seed: int = 0
     canary: str | None = None
-    batch_size: int | None = None  # None: adaptive (fuzzaoti.batching), starting at 16
+    batch_size: int | None = None  # None: adaptive (fuzzaoti.workers.batch_size), starting at 16
     runs_per_program: int = 4
     workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
     gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
@@ -64,7 +64,7 @@ class Counts:
     runs_checked: int = 0
     runs_skipped: int = 0
     programs_large: int = 0  # programs checked at one run past a crossing at least
-    runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.scale)
+    runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.model.scale)
     runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
     invalid: int = 0
@@ -417,7 +417,7 @@ def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int)
     the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""
     if device != "cuda" or profile != "large":
         return get_profile(profile).max_bytes
-    from fuzzaoti.execute import gpu_budget
+    from fuzzaoti.workers.execute import gpu_budget
 
     return gpu_budget(share=max(1, -(-workers // len(_gpu_ids(gpus)))))
 

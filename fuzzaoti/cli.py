@@ -11,10 +11,10 @@ import sys
 
 import click
 
-from fuzzaoti.backends import DEVICES
-from fuzzaoti.canaries import CANARIES
+from fuzzaoti.compile.backends import DEVICES
+from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
-from fuzzaoti.quarantine import DEFAULT_RATE
+from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 
 DEFAULT_CORPUS = "fuzzaoti.db"
 EXIT_USAGE = 2
@@ -180,7 +180,7 @@ def stats(corpus_path) -> None:
 def list_(corpus_path, status, by_family) -> None:
     """List the findings in the corpus, one line each."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.families import families
+    from fuzzaoti.findings.families import families
 
     with Corpus.open(corpus_path) as corpus:
         rows = list(corpus.findings(status))
@@ -204,8 +204,8 @@ def list_(corpus_path, status, by_family) -> None:
 def show(finding_id, corpus_path, as_json) -> None:
     """Show one finding: its signature, program, failing shapes and error."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.render import module_source
-    from fuzzaoti.repro import finding_case
+    from fuzzaoti.compile.render import module_source
+    from fuzzaoti.findings.repro import finding_case
 
     with Corpus.open(corpus_path) as corpus:
         f = corpus.finding(finding_id)
@@ -247,7 +247,7 @@ def show(finding_id, corpus_path, as_json) -> None:
 def replay(finding_id, corpus_path, inject, device) -> None:
     """Re-run a finding on the installed torch: exit 1 while it fails, 0 once it passes."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.replay import replay as do_replay
+    from fuzzaoti.findings.replay import replay as do_replay
 
     with Corpus.open(corpus_path) as corpus:
         if (device or corpus.finding(finding_id)["device"]) == "cuda":
@@ -287,7 +287,7 @@ def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
 def repro(finding_id, corpus_path, output) -> None:
     """Print a standalone repro script (needs only torch) that exits 1 while the bug is there."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.repro import finding_repro
+    from fuzzaoti.findings.repro import finding_repro
 
     with Corpus.open(corpus_path) as corpus:
         script = finding_repro(corpus.finding(finding_id))
@@ -310,7 +310,7 @@ def repro(finding_id, corpus_path, output) -> None:
 def strategies(n, device, profile, max_bytes, seed) -> None:
     """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs; and
     its runtime shapes by size class, per op family and per big dim kind (drawn, not run)."""
-    from fuzzaoti import coverage
+    from fuzzaoti.strategies import histograms as coverage
     from fuzzaoti.campaign import default_max_bytes, default_workers
     from fuzzaoti.strategies import cases, programs
 
@@ -332,8 +332,8 @@ def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "a
     """A worker pool on the finding's device (checked to exist), with the canary if asked, else
     the canary the finding was found under: without its fault a canary finding cannot fail, so
     shrinking or triaging it would only report that it no longer reproduces."""
-    from fuzzaoti.pool import WorkerPool
-    from fuzzaoti.worker import WorkerConfig
+    from fuzzaoti.workers.pool import WorkerPool
+    from fuzzaoti.workers.worker import WorkerConfig
 
     finding = corpus.finding(finding_id)
     if finding["device"] == "cuda":
@@ -353,7 +353,7 @@ def triage(finding_id, corpus_path, inject) -> None:
     """Which stage introduces a finding (eager, aot_eager, inductor, AOTI) and which hand
     remedies (bounded Dim max, int32 indices, static shapes, default configs) make it pass."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.triage import triage_finding
+    from fuzzaoti.findings.triage import triage_finding
 
     with Corpus.open(corpus_path) as corpus:
         pool = _finding_pool(corpus, finding_id, inject)
@@ -371,8 +371,8 @@ def triage(finding_id, corpus_path, inject) -> None:
 def report(finding_id, corpus_path, directory) -> None:
     """Write an upstream-ready Markdown bug report and its standalone repro script."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.families import family_key
-    from fuzzaoti.report import write_report
+    from fuzzaoti.findings.families import family_key
+    from fuzzaoti.findings.report import write_report
 
     with Corpus.open(corpus_path) as corpus:
         finding = corpus.finding(finding_id)
@@ -388,7 +388,7 @@ def report(finding_id, corpus_path, directory) -> None:
 def recheck(corpus_path, backend) -> None:
     """Replay every open finding (not canary ones) and mark those that now pass as fixed."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.replay import replay as do_replay
+    from fuzzaoti.findings.replay import replay as do_replay
 
     with Corpus.open(corpus_path) as corpus:
         open_ids = [f["id"] for f in corpus.findings() if f["status"] != "fixed" and not f["canary"]]
@@ -416,10 +416,10 @@ def check(files, device, inject, backend, record_path) -> None:
     """Check hand-written program files (JSON: a program, or {"program", "runs"} as in
     corpus/known/) against eager, all compiled as one batch. Exits 1 if any fails."""
     from fuzzaoti.errors import InvalidProgram
-    from fuzzaoti.pool import WorkerPool
-    from fuzzaoti.repro import file_case
-    from fuzzaoti.signature import signature
-    from fuzzaoti.worker import WorkerConfig
+    from fuzzaoti.workers.pool import WorkerPool
+    from fuzzaoti.findings.repro import file_case
+    from fuzzaoti.check.signature import signature
+    from fuzzaoti.workers.worker import WorkerConfig
 
     cases = []
     for path in files:
@@ -452,7 +452,7 @@ def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
     from fuzzaoti import compat
     from fuzzaoti.campaign import store_failure
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.known import KnownList
+    from fuzzaoti.corpus.known_bugs import KnownList
 
     known, versions = KnownList.load(corpus_path), compat.torch_versions()
     with Corpus.open(corpus_path, create=True) as corpus:
@@ -468,7 +468,7 @@ def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
 def known(corpus_path, known_file) -> None:
     """Mark stored 'new' findings that match the known-bug list as 'known', naming the entry."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.known import KnownList
+    from fuzzaoti.corpus.known_bugs import KnownList
 
     bugs = KnownList.load(corpus_path, known_file)
     with Corpus.open(corpus_path) as corpus:

@@ -1,6 +1,6 @@
 """Shrink a failing case to the smallest program and runtime shape that fail the same way.
 
-The one thing a shrink step preserves is the failure's *signature* (``fuzzaoti.signature``):
+The one thing a shrink step preserves is the failure's *signature* (``fuzzaoti.check.signature``):
 a smaller program that fails differently is a different bug, and is rejected. Candidates are
 plain Program transforms, checked many at a time: a round's candidates go to the worker pool
 as one batch (merged into one compile where their configs agree), and the smallest candidate
@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
-from fuzzaoti import sizes
-from fuzzaoti.outcome import Outcome, fails_whole_batch
-from fuzzaoti.program import FLOAT_DTYPES, DimSpec, Node, Program
-from fuzzaoti.scale import reach, size_classes
-from fuzzaoti.signature import same_bug, signature
+from fuzzaoti.model import sizes
+from fuzzaoti.check.outcome import Outcome, fails_whole_batch
+from fuzzaoti.model.program import FLOAT_DTYPES, DimSpec, Node, Program
+from fuzzaoti.model.scale import reach, size_classes
+from fuzzaoti.check.signature import same_bug, signature
 from fuzzaoti.strategies import Case
 from fuzzaoti.strategies._shapes import crossing_shapes
 

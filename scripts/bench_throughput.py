@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from fuzzaoti.quarantine import DEFAULT_RATE
+from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 
 
 class _Done(BaseException):
@@ -50,7 +50,7 @@ class Arm:
     warm_programs: int = 0  # checked by the end of the cold start
     warm_at: float = 0.0
     set_aside: int = 0
-    large_programs: int = 0  # checked at one run past a crossing at least (fuzzaoti.scale)
+    large_programs: int = 0  # checked at one run past a crossing at least (fuzzaoti.model.scale)
     large_runs: int = 0  # runs checked past a crossing
     by_configs: Counter = field(default_factory=Counter)  # seconds spent on each config set...
     programs_by_configs: Counter = field(default_factory=Counter)  # ...and programs
@@ -75,8 +75,8 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profi
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
-    from fuzzaoti.execute import check_batch
-    from fuzzaoti.pool import configs_label
+    from fuzzaoti.workers.execute import check_batch
+    from fuzzaoti.workers.pool import configs_label
     from fuzzaoti.strategies import cases, programs
 
     arm, started = Arm(0, 0.0), time.monotonic()

@@ -143,7 +143,7 @@ canary-report)
     DEVICE=${DEVICE:-cuda}
     python3 - "$OUT/five-op.json" <<'PY'
 import json, sys
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 p = Program(
     dims=(DimSpec("b", 2, None, 6, "auto"), DimSpec("n", 2, 40, 9)),
     inputs=(InputSpec("x0", "float16", ("b", "n", 4)), InputSpec("x1", "float16", ("b", 4, 5)),
@@ -162,7 +162,7 @@ PY
     step fuzzaoti report 1 --corpus "$DB" --dir "$OUT"
     ls "$OUT"
     R=$(ls "$OUT"/*.py | head -1)
-    CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 -m fuzzaoti.canaries bmm-batch-rotate "$R" 2>&1 | tail -5
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 -m fuzzaoti.compile.canaries bmm-batch-rotate "$R" 2>&1 | tail -5
     CXX=${FUZZAOTI_CXX:-g++} step timeout 150 python3 "$R" 2>&1 | tail -5
     ;;
 pytest)

@@ -15,9 +15,9 @@ import json
 import math
 import os
 
-from fuzzaoti import sizes
-from fuzzaoti.concrete import input_bytes
-from fuzzaoti.coverage import sample
+from fuzzaoti.model import sizes
+from fuzzaoti.model.concrete import input_bytes
+from fuzzaoti.strategies.histograms import sample
 from fuzzaoti.strategies import cases, programs
 
 

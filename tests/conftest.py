@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 
 
 def _has_cuda() -> bool:

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzaoti.cli import main
-from fuzzaoti.pool import WorkerPool
+from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.strategies import cases, programs
-from fuzzaoti.worker import WorkerConfig
+from fuzzaoti.workers.worker import WorkerConfig
 
 pytestmark = pytest.mark.aoti
 
@@ -58,7 +58,7 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
     assert runner.invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path)]).exit_code == 0
     repro = str(tmp_path / "repro-1.py")
     env = {**os.environ, "PYTHONPATH": ""}
-    with_canary = subprocess.run([sys.executable, "-m", "fuzzaoti.canaries", "bmm-batch-rotate", repro],
+    with_canary = subprocess.run([sys.executable, "-m", "fuzzaoti.compile.canaries", "bmm-batch-rotate", repro],
                                  capture_output=True, text=True, env=env)
     assert with_canary.returncode == 1, with_canary.stdout + with_canary.stderr[-2000:]
     clean = subprocess.run([sys.executable, repro], capture_output=True, text=True, cwd=str(tmp_path))
@@ -77,7 +77,7 @@ def test_cuda_canary_campaign(tmp_path):
 @pytest.fixture
 def rotated_five_op_case(five_op_program):
     """The five-op program failing under the bmm-batch-rotate canary: (case, pool, target signature)."""
-    from fuzzaoti.signature import signature
+    from fuzzaoti.check.signature import signature
     from fuzzaoti.strategies import Case
 
     case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
@@ -93,7 +93,7 @@ def rotated_five_op_case(five_op_program):
 def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(rotated_five_op_case):
     """Issue acceptance: a canary failure in a 5-op program shrinks to <= 2 ops, same signature."""
     from fuzzaoti.shrink import shrink
-    from fuzzaoti.signature import same_bug, signature
+    from fuzzaoti.check.signature import same_bug, signature
 
     case, pool, target = rotated_five_op_case
     result = shrink(case, target, pool.check, budget_s=600)
@@ -116,7 +116,7 @@ def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
 
 
 def test_triage_ladder_places_a_canary_in_inductor_not_in_export(rotated_five_op_case):
-    from fuzzaoti.triage import ladder, workarounds
+    from fuzzaoti.findings.triage import ladder, workarounds
 
     case, pool, target = rotated_five_op_case
     rungs = ladder(case, target, pool.check)
@@ -135,7 +135,7 @@ def test_the_seeds_upper_bound_i64_case_is_checked_past_2_31_on_the_gpu():
     """PyTorch's disabled test_upper_bound_i64: an int8 ``x + y`` exported at 2**18 elements with
     ``Dim(max=2**33)``, run at 3 * 2**30. fuzzaoti checks it element by element on the device
     (no host copy) and counts it as a run past a crossing; a pass or a mismatch, never an OOM."""
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
     from fuzzaoti.strategies import Case
 
     program = Program((DimSpec("d0", 1, 2**33, 2**18),),

@@ -1,8 +1,9 @@
 import torch
 
-from fuzzaoti import batch, render
-from fuzzaoti.concrete import input_specs
-from fuzzaoti.inputs import make_inputs
+from fuzzaoti.compile import merge as batch
+from fuzzaoti.compile import render
+from fuzzaoti.model.concrete import input_specs
+from fuzzaoti.model.inputs import make_inputs
 
 
 def test_merged_program_computes_each_member(bmm_index_program):
@@ -25,8 +26,8 @@ def test_namespacing_renames_sizes_and_index_bounds(bmm_index_program):
 
 
 def test_a_traceback_into_one_members_code_blames_that_member(bmm_index_program, five_op_program):
-    from fuzzaoti.execute import _blamed_member
-    from fuzzaoti.outcome import Outcome
+    from fuzzaoti.workers.execute import _blamed_member
+    from fuzzaoti.check.outcome import Outcome
 
     merged = batch.merge([bmm_index_program, five_op_program])
     lines = render.program_source(merged).splitlines()

@@ -1,6 +1,6 @@
 """Adaptive batch size: climb to the size that checks the most programs per second."""
 
-from fuzzaoti.batching import MAX_BATCH, MIN_BATCH, AdaptiveBatch, BatchSizes
+from fuzzaoti.workers.batch_size import MAX_BATCH, MIN_BATCH, AdaptiveBatch, BatchSizes
 
 
 def _run(batch, seconds_for, steps):

@@ -68,7 +68,7 @@ def test_fake_loop_finds_stores_and_lists(tmp_path, fake_fault):
 def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault):
     import os
 
-    known = os.path.join(os.path.dirname(__file__), "..", "corpus", "known", "export-derived-dim-keyerror-max.json")
+    known = os.path.join(os.path.dirname(__file__), "..", "fuzzaoti", "corpus", "known", "export-derived-dim-keyerror-max.json")
     ok = run("check", "--backend", "eager", known)
     assert ok.exit_code == 0 and ok.output.strip().endswith(": passes"), ok.output
     fake_fault("mul:wrong")

@@ -1,11 +1,11 @@
-"""fuzzaoti.execute's memory plan: big runs one member at a time, the budget, out of memory."""
+"""fuzzaoti.workers.execute's memory plan: big runs one member at a time, the budget, out of memory."""
 
 import torch
 
-from fuzzaoti import execute
-from fuzzaoti.execute import check_batch
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
-from fuzzaoti.scale import checked_bytes
+from fuzzaoti.workers import execute
+from fuzzaoti.workers.execute import check_batch
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.model.scale import checked_bytes
 
 
 def _job(programs, runs, max_bytes=None):
@@ -60,7 +60,7 @@ def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatc
     # an illegal memory access raised by the oracle reading a compiled output (or by eager after a
     # compiled run) poisons the process: the batch fails as a whole, so its worker is replaced,
     # instead of every later program being called invalid in a dead CUDA context
-    from fuzzaoti.outcome import fatal_for_process
+    from fuzzaoti.check.outcome import fatal_for_process
 
     def poisoned(*args, **kwargs):
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
@@ -72,7 +72,7 @@ def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatc
 
 
 def test_a_gpu_worker_retires_after_a_wrong_value():
-    from fuzzaoti.outcome import fatal_for_process
+    from fuzzaoti.check.outcome import fatal_for_process
 
     assert not fatal_for_process("pass", "cuda")
     assert fatal_for_process("mismatch", "cuda") and not fatal_for_process("mismatch", "cpu")

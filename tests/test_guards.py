@@ -1,9 +1,9 @@
-"""fuzzaoti.guards: which of export's 'Constraints violated' claims are export's own bug."""
+"""fuzzaoti.check.guards: which of export's 'Constraints violated' claims are export's own bug."""
 
 import pytest
 
-from fuzzaoti.guards import refuted_guard
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+from fuzzaoti.check.guards import refuted_guard
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 
 
 def _program(high):
@@ -56,10 +56,10 @@ def test_a_member_of_a_merged_batch_is_read_by_its_prefix():
 
 
 def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone():
-    from fuzzaoti import batch
-    from fuzzaoti.backends.aoti import AotiBackend
-    from fuzzaoti.execute import _drop_failing_members, _Member
-    from fuzzaoti.outcome import Outcome
+    from fuzzaoti.compile import merge as batch
+    from fuzzaoti.compile.backends.aoti import AotiBackend
+    from fuzzaoti.workers.execute import _drop_failing_members, _Member
+    from fuzzaoti.check.outcome import Outcome
 
     relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
                    (Node("t0", "relu", ("x0",)),), ("t0",)).validate()

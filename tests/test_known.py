@@ -6,12 +6,12 @@ import os
 
 import pytest
 
-from fuzzaoti.execute import check_batch
-from fuzzaoti.outcome import Outcome
-from fuzzaoti.program import Program
-from fuzzaoti.signature import signature
+from fuzzaoti.workers.execute import check_batch
+from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.model.program import Program
+from fuzzaoti.check.signature import signature
 
-KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "corpus", "known", "*.json")))
+KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti", "corpus", "known", "*.json")))
 
 
 def _device(path):

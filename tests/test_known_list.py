@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fuzzaoti.cli import main
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.errors import KnownListError
-from fuzzaoti.known import _BUILTIN_DIR, KnownList, builtin_bugs, read_user_file
+from fuzzaoti.corpus.known_bugs import _BUILTIN_DIR, KnownList, builtin_bugs, read_user_file
 
 
 def _fuzz(db, *extra):

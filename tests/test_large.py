@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from fuzzaoti import scale
-from fuzzaoti.coverage import sample
+from fuzzaoti.model import scale
+from fuzzaoti.strategies.histograms import sample
 from fuzzaoti.strategies import cases, programs
 from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind
 from fuzzaoti.strategies._large import LARGE_CORE

@@ -1,6 +1,6 @@
 import torch
 
-from fuzzaoti.oracle import compare_outputs
+from fuzzaoti.check.oracle import compare_outputs
 
 
 def _bmm_case(dtype):
@@ -70,7 +70,7 @@ def test_error_carried_through_a_reduction_into_sin_is_not_reported():
 def test_a_wrong_element_past_a_chunk_boundary_is_first_and_worst_with_its_index(monkeypatch):
     # outputs larger than one chunk are judged chunk by chunk: the verdict must still name the
     # first wrong element and the worst one by their index in the whole tensor
-    from fuzzaoti import oracle
+    from fuzzaoti.check import oracle
 
     monkeypatch.setattr(oracle, "CHUNK", 1000)
     g = torch.Generator().manual_seed(3)

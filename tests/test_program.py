@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from fuzzaoti.errors import InvalidProgram
-from fuzzaoti.program import SCHEMA_VERSION, Program
+from fuzzaoti.model.program import SCHEMA_VERSION, Program
 
 
 def test_json_round_trip(bmm_index_program):
@@ -45,7 +45,7 @@ def test_not_json():
 
 def test_autotuning_programs_compile_with_the_fuzzing_timing_budget(five_op_program):
     from fuzzaoti import compat
-    from fuzzaoti.backends.base import AUTOTUNE_BUDGET, inductor_options
+    from fuzzaoti.compile.backends.base import AUTOTUNE_BUDGET, inductor_options
 
     assert inductor_options(five_op_program) == {}
     tuned = replace(five_op_program, configs=(("max_autotune", True), ("max_autotune_gemm_backends", "TRITON")))

@@ -7,9 +7,9 @@ from click.testing import CliRunner
 from fuzzaoti import compat
 from fuzzaoti.cli import main
 from fuzzaoti.corpus import Corpus
-from fuzzaoti.known import builtin_entries
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program
-from fuzzaoti.quarantine import Quarantine, Trigger, features, finding_trigger, known_triggers
+from fuzzaoti.corpus.known_bugs import builtin_entries
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+from fuzzaoti.corpus.quarantine import Quarantine, Trigger, features, finding_trigger, known_triggers
 
 
 def _program(op_args, shape=("d",), configs=()):

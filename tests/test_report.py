@@ -18,7 +18,7 @@ def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, fake_fa
     fake_fault("bmm:wrong")
     db = str(tmp_path / "c.db")
     assert "NEW finding 1" in _campaign(db, "bmm:wrong").output
-    monkeypatch.setattr("fuzzaoti.report.collect_env", lambda: "PyTorch version: test")
+    monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
     out = CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
     assert out.exit_code == 0, out.output
     text = (tmp_path / "r" / "finding-1.md").read_text()
@@ -54,7 +54,7 @@ def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):
 
 
 def test_a_failure_that_raises_is_not_called_a_disagreement():
-    from fuzzaoti.report import _what_goes_wrong
+    from fuzzaoti.findings.report import _what_goes_wrong
 
     assert _what_goes_wrong("compile", "exception") == "raises while compiling, checked"
     assert _what_goes_wrong("run", "crash") == "crashes when run, checked"

@@ -1,12 +1,14 @@
-"""fuzzaoti.shapes and fuzzaoti.scale: shapes as eager makes them, bytes and reach of a run."""
+"""fuzzaoti.model.shapes and fuzzaoti.model.scale: shapes as eager makes them, bytes and reach of a run."""
 
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from fuzzaoti import render, scale, shapes
-from fuzzaoti.concrete import input_specs
-from fuzzaoti.inputs import make_inputs
-from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.compile import render
+from fuzzaoti.model import scale
+from fuzzaoti.model import shapes
+from fuzzaoti.model.concrete import input_specs
+from fuzzaoti.model.inputs import make_inputs
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 from fuzzaoti.strategies import programs
 
 

@@ -1,10 +1,10 @@
 """The shrinker keeps the bug and drops everything else (fake backend here; real AOTI in test_aoti)."""
 
-from fuzzaoti.pool import WorkerPool
+from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.shrink import shrink, size_key
-from fuzzaoti.signature import signature
+from fuzzaoti.check.signature import signature
 from fuzzaoti.strategies import Case
-from fuzzaoti.worker import WorkerConfig
+from fuzzaoti.workers.worker import WorkerConfig
 
 
 def _shrink_five_op(fake_fault, five_op_program, fault):
@@ -55,8 +55,8 @@ def test_a_bug_that_fails_whole_compiles_shrinks_one_candidate_per_compile(fake_
 def test_a_failure_past_2_31_elements_shrinks_only_to_shapes_past_it():
     # a bug that needs 2**31 elements must not be "shrunk" into a smaller size class: the shape
     # candidates keep the failing run's classes, the least of them just past the crossing
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program, Values
-    from fuzzaoti.scale import reach, size_classes
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+    from fuzzaoti.model.scale import reach, size_classes
     from fuzzaoti.shrink import _shape_candidates
     from fuzzaoti.strategies import Case
 

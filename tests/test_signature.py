@@ -1,5 +1,5 @@
-from fuzzaoti.outcome import Outcome
-from fuzzaoti.signature import same_bug, signature
+from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.signature import same_bug, signature
 
 
 def test_volatile_parts_do_not_split_one_bug():

@@ -1,6 +1,6 @@
 import pytest
 
-from fuzzaoti import sizes
+from fuzzaoti.model import sizes
 from fuzzaoti.errors import InvalidProgram
 
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzaoti import sizes
+from fuzzaoti.model import sizes
 from fuzzaoti.errors import InvalidArgument
-from fuzzaoti.execute import check_batch
+from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.strategies import CORE_OPS, cases, config_sets, programs, runtime_shapes
 
 def fast(max_examples: int) -> settings:
@@ -37,7 +37,7 @@ def test_runtime_shapes_stay_inside_declared_ranges(data):
 @fast(300)
 @given(programs())
 def test_programs_round_trip_through_json(program):
-    from fuzzaoti.program import Program
+    from fuzzaoti.model.program import Program
 
     assert Program.from_json(program.to_json()) == program
 
@@ -80,7 +80,7 @@ def test_each_core_op_can_be_requested_alone():
 @fast(200)
 @given(cases(programs(profile="large", max_bytes=64 << 20), profile="large", max_bytes=64 << 20))
 def test_large_profile_stays_inside_max_bytes(case):
-    from fuzzaoti.concrete import input_bytes
+    from fuzzaoti.model.concrete import input_bytes
 
     for env, _ in case.runs:
         assert input_bytes(case.program, dict(env)) <= 64 << 20
@@ -97,7 +97,7 @@ def test_large_profile_crosses_grid_and_32_bit_limits():
     """Over 300 draws, some runs have a bmm batch past 65535 and some an index space past 2**31."""
     import math
 
-    from fuzzaoti.coverage import sample
+    from fuzzaoti.strategies.histograms import sample
 
     drawn = sample(cases(programs(profile="large"), profile="large"), 300)
     batch = [c for c in drawn if {"bmm", "baddbmm"} & set(c.program.ops)
@@ -117,8 +117,8 @@ def test_large_programs_run_in_eager_at_their_export_sizes(program):
 
 
 def test_a_thousand_draws_cover_every_op_and_dim_kind():
-    from fuzzaoti.coverage import histograms, sample
-    from fuzzaoti.ops import OPS
+    from fuzzaoti.strategies.histograms import histograms, sample
+    from fuzzaoti.model.ops import OPS
 
     hists = histograms(sample(programs(), 1000))
     large_only = {"expand_lead", "bmm_chunked"}
@@ -154,7 +154,7 @@ def test_a_named_config_set_is_drawn_alone_and_a_bad_name_lists_the_good_ones():
 def test_a_static_big_bmm_leaves_room_for_the_inputs_drawn_before_it(data):
     # a chained second core op: two chunked (static-batch) bmms that each fit --max-bytes alone
     # went past it together, and runtime shapes cannot shrink a static batch
-    from fuzzaoti.concrete import input_bytes
+    from fuzzaoti.model.concrete import input_bytes
     from fuzzaoti.strategies import get_profile
     from fuzzaoti.strategies._large import big_bmm
     from fuzzaoti.strategies._programs import _Builder

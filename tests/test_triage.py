@@ -1,5 +1,5 @@
 from fuzzaoti.strategies import Case
-from fuzzaoti.triage import workaround_cases
+from fuzzaoti.findings.triage import workaround_cases
 
 
 def test_workarounds_are_the_seed_remedies(five_op_program):
@@ -17,7 +17,7 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
 
 
 def test_static_and_chunked_remedies_keep_the_program_valid(five_op_program):
-    from fuzzaoti.execute import check_batch
+    from fuzzaoti.workers.execute import check_batch
 
     case = Case(five_op_program, (((("b", 3), ("n", 7)), 1),))
     remedies = dict(workaround_cases(case))
@@ -31,7 +31,7 @@ def test_static_and_chunked_remedies_keep_the_program_valid(five_op_program):
 def test_families_group_findings_with_the_same_shrunk_cause_and_remedies(bmm_index_program):
     import json
 
-    from fuzzaoti.families import families
+    from fuzzaoti.findings.families import families
 
     def finding(fid, program, cured):
         remedies = {"int32 indices": "passes" if cured else "FAILS (same bug)", "static shapes": "FAILS (same bug)"}

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from fuzzaoti.pool import WorkerPool
+from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.strategies import Case
-from fuzzaoti.worker import WorkerConfig
+from fuzzaoti.workers.worker import WorkerConfig
 
 
 def _case(program, env=None):
@@ -15,7 +15,7 @@ def _case(program, env=None):
 
 def _innocent():
     """A relu case that the fake backend's bmm faults never touch."""
-    from fuzzaoti.program import DimSpec, InputSpec, Node, Program
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 
     program = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
                       (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
@@ -56,7 +56,7 @@ def test_crash_in_a_batch_is_bisected_to_the_guilty_case(bmm_index_program, fake
 
 
 def test_unknown_canary_fails_the_worker_start(bmm_index_program):
-    from fuzzaoti.worker import Worker, WorkerDied
+    from fuzzaoti.workers.worker import Worker, WorkerDied
 
     worker = Worker(WorkerConfig(backend="fake", canary="no-such-canary"))
     with pytest.raises(WorkerDied, match="no-such-canary"):
@@ -80,8 +80,8 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
 
 
 def test_a_programs_configs_and_the_drawn_config_set_share_one_label(bmm_index_program):
-    from fuzzaoti.pool import configs_label
-    from fuzzaoti.program import Program
+    from fuzzaoti.workers.pool import configs_label
+    from fuzzaoti.model.program import Program
     from fuzzaoti.strategies import batch_config_sets
 
     for drawn in batch_config_sets("cuda"):  # a program stores its configs frozen, as pairs
@@ -125,7 +125,7 @@ def test_batches_queued_back_to_back_each_get_their_own_outcomes(bmm_index_progr
 
 
 def test_the_queue_serves_urgent_work_then_bisection_then_fresh_groups():
-    from fuzzaoti.pool import QUEUED, URGENT, Submitted, _Group
+    from fuzzaoti.workers.pool import QUEUED, URGENT, Submitted, _Group
 
     queued, urgent = Submitted([], None, QUEUED), Submitted([], None, URGENT)
     groups = [_Group((QUEUED, 1, 0), queued, [0], False), _Group((QUEUED, 0, 1), queued, [1], True),

@@ -1,0 +1,77 @@
+"""What happened to one case, as a value: the stage it reached and the symptom it showed.
+
+Stages, in order: ``eager`` (the reference; a failure here means the *program* is invalid, never
+a finding), ``export``, ``compile``, ``load``, ``run``, ``compare``. ``harness`` is a bug in fuzzaoti itself. ``stage == "done"`` with
+``symptom == "pass"`` means every runtime shape agreed with eager.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STAGES = ("harness", "eager", "export", "compile", "load", "run", "compare", "done")
+SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stage: str
+    symptom: str
+    message: str = ""
+    env: dict[str, int] | None = None  # the failing runtime dims, when a run failed
+    seed: int | None = None  # the input seed of that run
+    verdict: dict[str, Any] | None = None  # the oracle's description of a mismatch
+    stderr: str = ""
+    runs_checked: int = 0
+    runs_skipped: int = 0
+    runs_large: int = 0  # runs checked past a crossing (fuzzaoti.model.scale.CROSSINGS)
+    runs_over_budget: int = 0  # runs not run: predicted over the byte budget
+    runs_oom: int = 0  # runs not run: out of memory (never a finding)
+    error_type: str = ""
+    frames: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return self.symptom == "pass"
+
+    @property
+    def is_finding(self) -> bool:
+        return self.symptom not in ("pass", "invalid")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["frames"] = list(self.frames)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        data = dict(data)
+        data["frames"] = tuple(data.get("frames", ()))
+        return cls(**data)
+
+
+def symptom_of_exception(error: BaseException, stderr: str = "") -> str:
+    """Classify an exception (plus what the process printed) into a symptom."""
+    text = f"{type(error).__name__}: {error}\n{stderr}".lower()
+    if "illegal memory access" in text or "illegal address" in text or "device-side assert" in text:
+        return "illegal_memory_access"
+    if "out of memory" in text or isinstance(error, MemoryError):
+        return "oom"
+    return "exception"
+
+
+def fails_whole_batch(stage: str, symptom: str) -> bool:
+    """Whether a failure of one program fails the whole merged compile it is part of (and so
+    its batch): an exception or crash at compile, load or run, or any crash or hang. A wrong
+    value is judged per program; an export refusal is pinned member by member."""
+    return symptom in ("crash", "timeout") or (stage in ("compile", "load", "run") and symptom != "mismatch")
+
+
+def fatal_for_process(symptom: str, device: str = "cpu") -> bool:
+    """Symptoms after which the worker process must not be reused: a poisoned CUDA context, and
+    on a GPU any wrong value too (a kernel that computed offsets in int32 past 2**31 may also
+    have written outside its buffers, into memory the next program's tensors use: an H200
+    campaign labelled 99.8% of its later programs invalid, each eager run failing on an illegal
+    memory access, before this rule)."""
+    return symptom in ("illegal_memory_access", "crash", "timeout") or (device != "cpu" and symptom == "mismatch")

@@ -1,0 +1,81 @@
+"""The backend protocol: turn a Program into something callable on runtime inputs.
+
+A backend does its work in named stages (export, compile, load) and reports each through
+``progress`` before starting it, so a crash inside a stage is attributed to that stage by the
+worker's parent. A failure inside a stage is raised as ``StageFailure``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+
+from fuzzaoti import compat
+from fuzzaoti.model.program import Program
+
+Progress = Callable[[str], None]
+
+#: Timing budget of max_autotune's benchmarking, in ms of warm-up and of measured runs per
+#: choice (Inductor's defaults: 25 and 100). A fuzzer checks kernels, it does not pick the
+#: fastest one: at the defaults, timing the ~11 Triton choices of every GEMM took 3.2 s on the
+#: H200, a cost paid per bmm that batching programs into one module cannot share. Every choice
+#: is still compiled and run; the winner is drawn from noisier timings.
+AUTOTUNE_BUDGET = {"inductor_default_autotune_warmup": 1, "inductor_default_autotune_rep": 5}
+
+
+def inductor_options(program: Program) -> dict[str, Any]:
+    """The Inductor options a program is compiled with: its own configs that this torch knows,
+    plus, when it autotunes, the fuzzing timing budget."""
+    options = dict(program.configs)
+    if options.get("max_autotune"):
+        options = {**AUTOTUNE_BUDGET, **options}
+    return compat.supported_configs(options)
+
+
+class StageFailure(Exception):
+    """An exception raised inside a backend stage, tagged with that stage."""
+
+    def __init__(self, stage: str, error: BaseException):
+        super().__init__(f"{stage}: {type(error).__name__}: {error}")
+        self.stage = stage
+        self.error = error
+
+
+@dataclass
+class Prepared:
+    """A compiled program: call it with input tensors; ``accepts`` says which runtime sizes it
+    may legally be fed (inside the ranges export decided), so no undefined input is ever run."""
+
+    run: Callable[..., Any]
+    ranges: Mapping[tuple[int, int], tuple[int, int | None]]
+
+    def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0) -> bool:
+        """True if inputs of these shapes, fed from input ``offset`` on, are in range."""
+        for (index, axis), (lo, hi) in self.ranges.items():
+            if not offset <= index < offset + len(shapes):
+                continue
+            size = shapes[index - offset][axis]
+            if size < lo or (hi is not None and size > hi):
+                return False
+        return True
+
+
+class Backend(Protocol):
+    name: str
+
+    def prepare(self, program: Program, namespace: dict, example: list, device: str,
+                workdir: str, progress: Progress) -> Prepared:
+        """Export/compile/load ``program`` (``namespace`` holds its rendered source)."""
+        ...
+
+    # A backend that starts with torch.export may also offer ``export(namespace, example)``,
+    # that stage alone: a batch whose export failed is then retried member by member.
+
+
+def stage(name: str, progress: Progress, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` as stage ``name``: announce it, and tag any exception with the stage."""
+    progress(name)
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - every failure of the compiler is data here
+        raise StageFailure(name, exc) from exc

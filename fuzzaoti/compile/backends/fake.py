@@ -1,0 +1,57 @@
+"""A fast test double: eager execution plus scripted faults, for unit tests of the pipeline.
+
+``FUZZAOTI_FAKE_FAULT=<op>:<mode>`` makes every program that uses ``<op>`` (``*``: any op) misbehave, where
+mode is ``wrong`` (one output element off by one), ``raise`` (an exception at run),
+``crash`` (the worker aborts), or ``hang`` (the run never returns). Never the only proof:
+real AOTI is tested for real in tests marked ``aoti``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from fuzzaoti.compile.backends.base import Prepared, Progress
+from fuzzaoti.model.program import Program
+
+
+class FakeBackend:
+    name = "fake"
+
+    def prepare(self, program: Program, namespace: dict, example: list, device: str,
+                workdir: str, progress: Progress) -> Prepared:
+        progress("compile")
+        model = namespace["Repro"]()
+        op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
+        tainted = _outputs_using(program, op)
+
+        def run(*inputs):
+            outputs = list(model(*inputs))
+            if not any(tainted):
+                return outputs
+            if mode == "raise":
+                raise RuntimeError(f"fake backend fault in {op} at 0x{id(outputs):x}")
+            if mode == "crash":
+                os.abort()
+            if mode == "hang":
+                time.sleep(3600)
+            return [_off_by_one(t) if bad else t for t, bad in zip(outputs, tainted)]
+
+        return Prepared(run=run, ranges={})
+
+
+def _outputs_using(program: Program, op: str) -> list[bool]:
+    """For each output: does ``op`` occur among the nodes it is computed from?"""
+    uses = {i.name: False for i in program.inputs}
+    for node in program.nodes:
+        uses[node.name] = node.op == op or op == "*" or any(uses[a] for a in node.args)
+    return [uses[o] for o in program.outputs]
+
+
+def _off_by_one(tensor):
+    import torch  # not at module level: the parent imports the backends without needing torch
+
+    wrong = tensor.clone(memory_format=torch.contiguous_format)  # view(-1) needs it (outputs may be transposed)
+    if wrong.numel():
+        wrong.view(-1)[:1] += 1
+    return wrong

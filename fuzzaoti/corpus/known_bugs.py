@@ -1,0 +1,105 @@
+"""Known bugs: signatures that are already reported upstream, so a finding that matches is
+``known`` rather than ``new`` and a campaign does not spend shrink and triage time on it.
+
+Two sources, both plain data:
+
+* the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` and shipped with the
+  package. An entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the
+  ``signature`` they give when checked alone on its ``device`` (default cpu;
+  tests/test_known.py replays them there), and the
+  globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
+  signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it may add ``quarantine`` (feature
+  sets), ``devices`` and ``fixed_in`` (the first torch release with the fix);
+* a text file the user maintains (``--known FILE``; by default ``fuzzaoti-known.txt`` beside
+  the corpus when it exists), one entry per line::
+
+      # signature glob                                              note (after two spaces and #)
+      compile/exception/InductorError: AssertionError: @ tiling_utils.py:*  # pytorch#181563
+
+  A pattern is an ``fnmatch`` glob over the whole signature, so ``*`` stands for any text.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import json
+import os
+from dataclasses import dataclass
+
+from fuzzaoti.errors import KnownListError
+
+DEFAULT_FILE = "fuzzaoti-known.txt"
+_BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "known")
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    pattern: str  # fnmatch glob over a signature
+    note: str  # where it is reported, e.g. "pytorch#181563 (fixed in 2.12)"
+    source: str  # the file it came from
+
+    def matches(self, signature: str) -> bool:
+        return fnmatch.fnmatchcase(signature, self.pattern)
+
+
+class KnownList:
+    """The known bugs in force for a corpus; ``match(signature)`` gives the first that fits."""
+
+    def __init__(self, bugs: list[KnownBug]):
+        self.bugs = bugs
+
+    def match(self, signature: str, canary: str | None = None) -> KnownBug | None:
+        """The first bug whose pattern fits; never one for a canary's failure (the injected fault)."""
+        return None if canary else next((b for b in self.bugs if b.matches(signature)), None)
+
+    @classmethod
+    def load(cls, corpus_path: str, user_file: str | None = None) -> KnownList:
+        """The built-in list plus the user's (``user_file``, else the default beside the corpus)."""
+        bugs = builtin_bugs()
+        if user_file is None:
+            beside = os.path.join(os.path.dirname(os.path.abspath(corpus_path)), DEFAULT_FILE)
+            user_file = beside if os.path.exists(beside) else None
+        if user_file is not None:
+            bugs += read_user_file(user_file)
+        return cls(bugs)
+
+
+def builtin_entries() -> list[tuple[str, dict]]:
+    """``(file name, entry)`` for each bug in ``corpus/known/*.json``."""
+    entries = []
+    for path in sorted(glob.glob(os.path.join(_BUILTIN_DIR, "*.json"))):
+        with open(path) as f:
+            entries.append((os.path.basename(path), json.load(f)))
+    return entries
+
+
+def builtin_bugs() -> list[KnownBug]:
+    """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title.
+    An entry matches its ``signature``, or its ``pattern``, or any of its ``patterns`` (a bug
+    that reads out of bounds shows wrong values one time and NaNs the next). ``"patterns": []``: a
+    bug whose signature other root causes share (a wrong value past 2**31 in any family) marks
+    nothing; it is kept, and replayed, as data."""
+    return [KnownBug(pattern, data.get("upstream") or data["title"], name)
+            for name, data in builtin_entries()
+            for pattern in (data["patterns"] if "patterns" in data else [data.get("pattern", data["signature"])])]
+
+
+def read_user_file(path: str) -> list[KnownBug]:
+    """Parse a user's known-bug list; a missing or unreadable file is an error, not an empty list."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as exc:
+        raise KnownListError(f"cannot read known-bug list {path}: {exc.strerror}") from None
+    bugs = []
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        pattern, _, note = text.partition("  #")
+        pattern = pattern.strip()
+        if "/" not in pattern:
+            raise KnownListError(f"{path}:{number}: not a signature pattern (stage/symptom/detail): {pattern!r}")
+        bugs.append(KnownBug(pattern, note.strip() or f"{os.path.basename(path)}:{number}", path))
+    return bugs

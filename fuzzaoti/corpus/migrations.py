@@ -1,0 +1,133 @@
+"""Ordered, named schema migrations; each runs in one transaction with the record that it ran.
+
+Never edit a released migration: add a new one at the end. A corpus that records a migration
+this code does not know was written by a newer fuzzaoti and is refused, not guessed at.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Callable
+
+import sqlite_utils
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["meta"].insert({"key": "format", "value": "fuzzaoti-corpus"})
+    db["campaigns"].create(
+        {
+            "id": int, "started_at": str, "finished_at": str, "updated_at": str, "status": str,
+            "device": str, "backend": str, "canary": str, "seed": int, "settings": str,
+            "versions": str, "host": str, "pid": int,
+            "batches": int, "programs": int, "runs_checked": int, "runs_skipped": int,
+            "invalid": int, "failures": int, "new_findings": int, "worker_restarts": int,
+        },
+        pk="id",
+    )
+    db["findings"].create(
+        {
+            "id": int, "signature": str, "device": str, "canary": str, "status": str,
+            "stage": str, "symptom": str, "message": str, "stderr": str,
+            "program": str, "runs": str, "verdict": str, "ops": str,
+            "torch_version": str, "cuda_version": str, "device_name": str,
+            "first_seen": str, "last_seen": str, "hits": int, "campaign_id": int,
+        },
+        pk="id",
+        foreign_keys=[("campaign_id", "campaigns", "id")],
+    )
+    db["findings"].create_index(["signature", "device", "canary"], unique=True)
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def applied(db: sqlite_utils.Database) -> list[str]:
+    if "_migrations" not in db.table_names():
+        return []
+    return [row["name"] for row in db["_migrations"].rows_where(order_by="name")]
+
+
+def pending(db: sqlite_utils.Database) -> list[tuple[str, Migration]]:
+    done = set(applied(db))
+    return [(name, fn) for name, fn in MIGRATIONS if name not in done]
+
+
+def unknown(db: sqlite_utils.Database) -> list[str]:
+    """Migrations recorded in ``db`` that this code does not have (a newer fuzzaoti wrote it)."""
+    known = {name for name, _ in MIGRATIONS}
+    return [name for name in applied(db) if name not in known]
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply every pending migration, each atomically; return the names applied."""
+    done = []
+    for name, fn in pending(db):
+        with db.atomic():  # one transaction: the schema change and its record land together
+            if "_migrations" not in db.table_names():
+                db["_migrations"].create({"name": str, "applied_at": str}, pk="name")
+            fn(db)
+            db["_migrations"].insert({"name": name, "applied_at": now()})
+        done.append(name)
+    return done
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _m002_shrunk(db: sqlite_utils.Database) -> None:
+    """Where a finding's minimal repro lives once shrinking has run."""
+    db["findings"].add_column("shrunk_program", str)
+    db["findings"].add_column("shrunk_runs", str)
+    db["findings"].add_column("shrink_note", str)
+
+
+MIGRATIONS.append(("002_shrunk", _m002_shrunk))
+
+
+def _m003_triage(db: sqlite_utils.Database) -> None:
+    """The triage ladder and workaround probes of a finding, as JSON."""
+    db["findings"].add_column("triage", str)
+    db["findings"].add_column("workarounds", str)
+
+
+MIGRATIONS.append(("003_triage", _m003_triage))
+
+
+def _m004_known(db: sqlite_utils.Database) -> None:
+    """Why a finding is ``known``: the upstream reference of the known-bug entry it matched."""
+    db["findings"].add_column("known_note", str)
+
+
+MIGRATIONS.append(("004_known", _m004_known))
+
+
+def _m005_hypothesis(db: sqlite_utils.Database) -> None:
+    """Hypothesis's example database: choice sequences of batches that failed (see hypothesis_db)."""
+    db["hypothesis_examples"].create({"key": bytes, "value": bytes, "saved_at": str}, pk=("key", "value"))
+
+
+MIGRATIONS.append(("005_hypothesis", _m005_hypothesis))
+
+
+def _m006_quarantined(db: sqlite_utils.Database) -> None:
+    """Programs a campaign drew but set aside: they would trip a bug it already has (fuzzaoti.corpus.quarantine)."""
+    db["campaigns"].add_column("quarantined", int)
+
+
+MIGRATIONS.append(("006_quarantined", _m006_quarantined))
+
+
+def _m007_large_runs(db: sqlite_utils.Database) -> None:
+    """Campaign counts of runs past a crossing (and of their programs), and of runs not run (over
+    budget, out of memory)."""
+    for column in ("programs_large", "runs_large", "runs_over_budget", "runs_oom"):
+        db["campaigns"].add_column(column, int)
+
+
+MIGRATIONS.append(("007_large_runs", _m007_large_runs))

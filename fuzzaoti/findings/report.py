@@ -1,0 +1,105 @@
+"""A finding → a Markdown bug report in the shape PyTorch's pt2 template asks of fuzzer findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from fuzzaoti.compile.render import module_source
+from fuzzaoti.findings.repro import finding_case, finding_repro
+
+
+def collect_env() -> str:
+    """The output of ``python -m torch.utils.collect_env`` (or why it could not be had)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "torch.utils.collect_env"], capture_output=True,
+                              text=True, timeout=120)
+        return done.stdout.strip() or done.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(collect_env failed: {exc})"
+
+
+def _table(title: str, data: str | None) -> list[str]:
+    rows = json.loads(data) if data else {}
+    if not rows:
+        return [f"**{title}:** not run yet (`fuzzaoti triage ID`).", ""]
+    return [f"**{title}:**", "", "| | result |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows.items()] + [""]
+
+
+def render_report(finding: dict, repro_name: str, env_text: str, relatives: list[int] = ()) -> str:
+    case = finding_case(finding)
+    p = case.program
+    ops = ", ".join(dict.fromkeys(n.op for n in p.nodes))
+    where = finding["device"].upper() if finding["device"] == "cuda" else "CPU"
+    component = "torch.export" if finding["stage"] == "export" else "AOTInductor"  # the stage that broke
+    title = (f"[{component}] {finding['symptom'].replace('_', ' ')} at {finding['stage']} for {ops} "
+             f"with dynamic shapes on {where}")
+    verdict = json.loads(finding["verdict"] or "null")
+    dims = ", ".join(f"`{d.name}` in [{d.min}, {d.max if d.max is not None else 'inf'}] ({d.kind}, example {d.hint})"
+                     for d in p.dims) or "none (static)"
+    lines = [
+        f"# {title}", "",
+        "### 🐛 Describe the bug", "",
+        f"Found by [fuzzaoti](https://pypi.org/project/fuzzaoti/) (finding {finding['id']}, signature "
+        f"`{finding['signature']}`, {finding['hits']} hit(s)). A program exported with `torch.export` with "
+        f"dynamic dims {dims} and compiled with `torch._inductor.aoti_compile_and_package` "
+        f"{_what_goes_wrong(finding['stage'], finding['symptom'])} "
+        f"at runtime dims {dict(case.runs[0][0]) if case.runs else {}}.",
+        "",
+    ]
+    if finding["canary"]:
+        lines += [f"**Note:** found under the canary fault `{finding['canary']}` (a fault injected on purpose); "
+                  "this is a test of fuzzaoti, not a PyTorch bug.", ""]
+    lines += ["The program:", "", "```python", module_source(p).rstrip(), "```", "",
+              f"Minimal standalone repro (needs only torch; exits 1 while the bug is there): `{repro_name}`, "
+              "attached and reproduced here:", "",
+              "```python", finding_repro(finding).rstrip(), "```", ""]
+    if finding.get("shrink_note"):
+        lines += [f"Shrunk by fuzzaoti: {finding['shrink_note']}.", ""]
+    if relatives:
+        lines += [f"Likely the same root cause as fuzzaoti findings {', '.join(map(str, relatives))} "
+                  "(same stage, symptom, core ops and remedies after shrinking).", ""]
+    lines += ["### Expected and actual", "",
+              "Expected: every output element equals eager (integers exactly; floats within 4x eager's own "
+              "error against a float64 reference plus the dtype's rounding)."]
+    if verdict:
+        lines += ["", f"Actual: {verdict.get('detail', '')}. Worst elements:", "", "| index | actual | expected | tolerance |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {w['index']} | {w['actual']} | {w['expected']} | {w['tolerance']} |" for w in verdict.get("worst", [])]
+        if verdict.get("first"):
+            first = verdict["first"]
+            lines += ["", f"The first wrong element is at index {first['index']} (flat offset {first['flat']} of "
+                          f"{verdict.get('numel')}).", ""]
+    else:
+        lines += ["", "Actual:", "", "```", finding["message"][:3000].rstrip(), "```"]
+    lines += ["", "### Triage", ""] + _table("Ladder (which stage introduces it)", finding.get("triage"))
+    lines += _table("Workarounds (does the bug survive the usual hand remedies?)", finding.get("workarounds"))
+    lines += ["### Versions", "",
+              f"Found on torch {finding['torch_version']} (CUDA {finding['cuda_version']}, {finding['device_name'] or 'CPU'}); "
+              "`python -m torch.utils.collect_env` where this report was written:", "", "```", env_text, "```", "",
+              "cc: labels `topic: fuzzer`, `oncall: export`, `module: aotinductor`", ""]
+    return "\n".join(lines)
+
+
+def write_report(finding: dict, directory: str, relatives: list[int] = ()) -> tuple[str, str]:
+    """Write ``finding-ID.md`` and ``repro-ID.py`` into ``directory``; return both paths."""
+    os.makedirs(directory, exist_ok=True)
+    repro_path = os.path.join(directory, f"repro-{finding['id']}.py")
+    report_path = os.path.join(directory, f"finding-{finding['id']}.md")
+    with open(repro_path, "w") as f:
+        f.write(finding_repro(finding))
+    with open(report_path, "w") as f:
+        f.write(render_report(finding, os.path.basename(repro_path), collect_env(), relatives))
+    return report_path, repro_path
+
+
+def _what_goes_wrong(stage: str, symptom: str) -> str:
+    """The report's one-phrase summary of a failure, by the stage it happened in."""
+    if symptom == "mismatch":
+        return "disagrees with eager"
+    verb = {"crash": "crashes", "timeout": "hangs"}.get(symptom, "raises")
+    where = {"export": "in torch.export", "compile": "while compiling", "load": "while loading the package",
+             "run": "when run"}.get(stage, f"at stage {stage}")
+    return f"{verb} {where}, checked"

@@ -1,0 +1,104 @@
+"""Triage a finding the way the seed write-ups do by hand, automatically.
+
+*Ladder*: run the (shrunk) case under eager, ``torch.compile(backend="aot_eager")``,
+``torch.compile`` with Inductor and dynamic shapes, and AOTI: the first rung that fails is the
+stage that introduced the bug. *Workarounds*: the remedies people apply by hand, each a
+Program transform checked with AOTI: a bounded ``Dim`` max instead of an unbounded or automatic
+dim, int32 instead of int64 indices, static shapes at the failing size, the batch of each bmm split
+into chunks (static, as a hand-written chunk loop exports), default configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterator
+
+from fuzzaoti.model import sizes
+from fuzzaoti.model.program import Program
+from fuzzaoti.findings.repro import finding_case
+from fuzzaoti.check.signature import same_bug, signature
+from fuzzaoti.strategies import Case
+
+LADDER = ("eager", "aot_eager", "inductor", "aoti")
+
+
+def _verdict(outcome, program: Program, target: str) -> str:
+    if outcome.passed:
+        return "passes"
+    if outcome.symptom == "invalid":
+        return f"invalid ({outcome.message.splitlines()[0][:120]})"
+    sig = signature(outcome, program)
+    return "FAILS (same bug)" if same_bug(sig, target) else f"FAILS differently: {sig}"
+
+
+def ladder(case: Case, target: str, check: Callable) -> dict[str, str]:
+    """``{backend: verdict}`` for each rung; the last rung is the pool's own backend (AOTI)."""
+    return {rung: _verdict(check([case], backend=None if rung == "aoti" else rung)[0], case.program, target)
+            for rung in LADDER}
+
+
+def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
+    p, (env, seed) = case.program, case.runs[0]
+    values = dict(env)
+    loose = [d for d in p.dims if d.kind != "range" or d.max is None]
+    if loose:
+        bounded = tuple(replace(d, kind="range", max=max(d.max or 0, values[d.name], d.hint, d.min + 1))
+                        if d in loose else d for d in p.dims)
+        yield "bounded Dim max", Case(p.with_(dims=bounded), case.runs)
+    for old, new in (("int64", "int32"), ("int32", "int64")):
+        index = [i for i in p.inputs if i.dtype == old and i.values.kind == "int"]
+        if index:
+            yield f"{new} indices", Case(p.with_(inputs=tuple(replace(i, dtype=new) if i in index else i
+                                                              for i in p.inputs)), case.runs)
+    if p.dims:
+        yield "static shapes", Case(_static(p, values), (((), seed),))
+    if any(n.op == "bmm" for n in p.nodes):
+        yield "chunked bmm (static)", Case(_chunked(_static(p, values)), (((), seed),))
+    if p.configs:
+        yield "default inductor configs", Case(p.with_(configs=()), case.runs)
+
+
+def _static(p: Program, values: dict[str, int]) -> Program:
+    """``p`` with every dim replaced by its runtime value: no dynamic shapes at all."""
+    def fix(s):
+        return None if s is None else sizes.evaluate(s, values)
+
+    inputs = tuple(replace(i, shape=tuple(fix(s) for s in i.shape),
+                           values=replace(i.values, low=fix(i.values.low), high=fix(i.values.high)))
+                   for i in p.inputs)
+    return p.with_(dims=(), inputs=inputs)
+
+
+CHUNK = 32768  # a bmm batch chunk safely below the CUDA grid's 65535
+
+
+def _chunked(p: Program) -> Program:
+    """``p`` (static) with every bmm split into batch chunks and concatenated, as the seeds do by
+    hand: chunks of ``CHUNK``, or two halves of a smaller batch."""
+    batch = {i.name: i.shape[0] for i in p.inputs if i.shape}
+    nodes = []
+    for n in p.nodes:
+        size = (batch.get(n.args[0]) or batch.get(n.args[1])) if n.op == "bmm" else None
+        if isinstance(size, int) and size >= 2:
+            n = replace(n, op="bmm_chunked", attrs=(("size", min(CHUNK, -(-size // 2))),))
+        nodes.append(n)
+    return p.with_(nodes=tuple(nodes))
+
+
+def workarounds(case: Case, target: str, check: Callable) -> dict[str, str]:
+    """``{remedy: verdict}``: does the bug survive each hand remedy (checked together, one batch)?"""
+    named = list(workaround_cases(case))
+    outcomes = check([c for _, c in named]) if named else []
+    return {name: _verdict(o, c.program, target) for (name, c), o in zip(named, outcomes)}
+
+
+def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str], None] = print) -> dict:
+    finding = corpus.finding(finding_id)
+    case = finding_case(finding)
+    result = {"ladder": ladder(case, finding["signature"], check),
+              "workarounds": workarounds(case, finding["signature"], check)}
+    corpus.set_triage(finding_id, result["ladder"], result["workarounds"])
+    for part in ("ladder", "workarounds"):
+        for name, verdict in result[part].items():
+            log(f"  {part:<11} {name:<24} {verdict}")
+    return result

@@ -1,0 +1,156 @@
+"""How big one run is: the bytes it materializes, and how far it reaches past the limits.
+
+Two questions decide whether a runtime shape is worth a run on a GPU, and both are answered here
+without torch (``fuzzaoti.model.shapes`` infers every tensor's shape):
+
+* **bytes**: every tensor a checked run holds at once: the inputs, eager's intermediates and
+  outputs (the program's locals live until it returns), the compiled model's (at most as many),
+  and the reference run on upcast inputs. A run over ``--max-bytes`` is not run (counted), so a
+  campaign never trades its GPU for an out-of-memory error;
+* **reach**: the largest element count a tensor, a view's base or an op's operand spans (an
+  int32 offset overflows past 2**31), the largest index value an input or an ``arange`` product
+  holds, and the largest bmm batch (the CUDA grid's y/z limit is 65535). These name a run's
+  *size class*, which the strategies aim at and the shrinker keeps.
+
+The reference is float64 where that fits the budget. Where it does not and every float the
+program computes in is half precision (fp16/bf16, eps 2**-10 and 2**-7), it is float32 (eps
+2**-23): still thousands of times finer than what it judges, at half the bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from fuzzaoti.model import sizes
+from fuzzaoti.model.concrete import ITEMSIZE
+from fuzzaoti.model.program import FLOAT_DTYPES, Program
+from fuzzaoti.model.shapes import tensors
+
+INT32_LIMIT = 2**31
+UINT32_LIMIT = 2**32
+GRID_LIMIT = 65535  # CUDA grid y/z
+#: the crossings a run's reach is classed by, in order
+CROSSINGS = (("batch>65535", "batch", GRID_LIMIT + 1), ("elements>=2^31", "elements", INT32_LIMIT),
+             ("elements>=2^32", "elements", UINT32_LIMIT), ("index>=2^31", "index", INT32_LIMIT))
+#: the oracle compares in chunks of this many elements, with a dozen float64 temporaries each
+ORACLE_CHUNK = 1 << 22
+HALF = ("float16", "bfloat16")
+
+FAMILY = {
+    **dict.fromkeys(("bmm", "baddbmm", "matmul", "bmm_chunked"), "bmm"),
+    "index_select": "index_select", "gather": "gather", "take": "take", "index": "advanced indexing",
+    **dict.fromkeys(("index_put", "scatter"), "index_put/scatter"),
+    **dict.fromkeys(("narrow", "select", "narrow_item", "narrow_to_item"), "slices"),
+    **dict.fromkeys(("cat", "split"), "cat/split"),
+    **dict.fromkeys(("relu", "neg", "abs", "sigmoid", "tanh", "sin", "add", "sub", "mul", "affine", "cast"),
+                    "pointwise"),
+    **dict.fromkeys(("sum", "amax"), "reduction"),
+    "arange_index": "index arithmetic",
+}
+"""The op families the large profile must take past the limits; glue ops (views) belong to none."""
+
+
+def _bytes(dtype: str, numel: int) -> int:
+    return numel * ITEMSIZE.get(dtype, 1)
+
+
+def _extra_eager(program: Program, infos) -> int:
+    """Temporaries eager makes inside one op: ``arange_index``'s int64 index arithmetic (arange,
+    product, sum, remainder) and ``bmm_chunked``'s per-chunk products before the cat."""
+    extra = 0
+    for node in program.nodes:
+        if node.op == "arange_index":
+            extra += 4 * 8 * infos[node.name].shape[0]
+        elif node.op == "bmm_chunked":
+            extra += _bytes(infos[node.name].dtype, infos[node.name].numel)
+    return extra
+
+
+def reference_dtype(program: Program, env: Mapping[str, int], max_bytes: int | None) -> str | None:
+    """The dtype floats are upcast to for the reference run: ``float64``, ``float32`` where only
+    that fits ``max_bytes`` (half-precision programs only), None when no output is a float (the
+    oracle compares integers with eager exactly and needs no reference)."""
+    infos = tensors(program, env)
+    if not any(infos[o].dtype in FLOAT_DTYPES for o in program.outputs):
+        return None
+    if max_bytes is None or run_bytes(program, env, "float64") <= max_bytes:
+        return "float64"
+    if all(d in HALF for d in program.float_dtypes()):
+        return "float32"
+    return "float64"
+
+
+def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = "float64") -> int:
+    """Bytes a checked run of ``program`` at ``env`` holds at its peak (an upper bound). The run
+    goes eager, reference, compiled, and a forward's locals die when it returns, so the peak is
+    the inputs plus the largest of: eager's tensors while it runs; eager's outputs with the
+    reference's upcast inputs and tensors while that runs; both outputs with the compiled model's
+    buffers (at most eager's tensors). And the oracle's chunk."""
+    infos = tensors(program, env)
+    inputs = [infos[i.name] for i in program.inputs]
+    made = [infos[n.name] for n in program.nodes if not infos[n.name].view]
+    outputs = [infos[o] for o in dict.fromkeys(program.outputs)]
+    extra = _extra_eager(program, infos)
+    eager = sum(_bytes(t.dtype, t.numel) for t in made) + extra
+    eager_out = sum(_bytes(t.dtype, t.numel) for t in outputs)
+    peaks = [eager, eager_out + eager]
+    if reference is not None:
+        width = ITEMSIZE[reference]
+
+        def wide(ts) -> int:
+            return sum(t.numel * width if t.dtype in FLOAT_DTYPES else _bytes(t.dtype, t.numel) for t in ts)
+
+        upcast = sum(t.numel * width for t in inputs if t.dtype in FLOAT_DTYPES)
+        peaks = [eager, eager_out + upcast + wide(made) + extra,
+                 eager_out + wide(outputs) + eager]
+    chunk = 12 * 8 * min(ORACLE_CHUNK, max(t.numel for t in outputs))
+    return sum(_bytes(t.dtype, t.numel) for t in inputs) + max(peaks) + chunk
+
+
+def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | None) -> int:
+    """``run_bytes`` with the reference dtype the run would use."""
+    return run_bytes(program, env, reference_dtype(program, env, max_bytes))
+
+
+def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:
+    """``elements``: the largest numel an op's result, operands or a view's base span;
+    ``index``: the largest index value; ``batch``: the largest bmm batch (0 without one)."""
+    return _reach(program, env, program.nodes)
+
+
+def family_reach(program: Program, env: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """``reach`` of the nodes of each op family the program uses, by family."""
+    families: dict[str, list] = {}
+    for node in program.nodes:
+        if node.op in FAMILY:
+            families.setdefault(FAMILY[node.op], []).append(node)
+    return {family: _reach(program, env, nodes) for family, nodes in families.items()}
+
+
+def _reach(program: Program, env: Mapping[str, int], nodes) -> dict[str, int]:
+    infos = tensors(program, env)
+    values = {i.name: i.values for i in program.inputs}
+    elements = index = batch = 0
+    for node in nodes:
+        elements = max([elements, infos[node.name].base] + [infos[a].base for a in node.args])
+        for a in node.args:
+            v = values.get(a)
+            if v is not None and v.kind in ("int", "distinct") and node.op in FAMILY and FAMILY[node.op] != "pointwise":
+                index = max(index, abs(sizes.evaluate(v.high, env)) - 1, abs(sizes.evaluate(v.low, env)))
+        if node.op == "arange_index":
+            n = infos[node.name].shape[0]
+            index = max(index, node.attr["mult"] * (n - 1) + node.attr["offset"])
+        if FAMILY.get(node.op) == "bmm" and node.op != "matmul":
+            size = infos[node.name].shape[0]
+            batch = max(batch, min(size, node.attr["size"]) if node.op == "bmm_chunked" else size)
+    return {"elements": elements, "index": index, "batch": batch}
+
+
+def size_classes(measures: Mapping[str, int]) -> tuple[str, ...]:
+    """The crossings a run's ``reach`` passes, e.g. ``("elements>=2^31",)``; empty: small."""
+    return tuple(name for name, key, limit in CROSSINGS if measures.get(key, 0) >= limit)
+
+
+def is_large(program: Program, env: Mapping[str, int]) -> bool:
+    """Does this run pass one of the crossings (its elements, indices or bmm batch)?"""
+    return bool(size_classes(reach(program, env)))

@@ -1,0 +1,42 @@
+"""Size profiles: how large generated programs and their runtime shapes may get."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fuzzaoti.errors import InvalidArgument
+
+
+@dataclass(frozen=True)
+class Profile:
+    """``big_sizes``: the static batches a chunked big bmm may take (past the CUDA grid's
+    65535); a profile with any is *large*: its programs come from ``strategies/_large.py``, with
+    big dims of every kind (``_big_dims``) run past 2**31 and 2**32 elements. ``max_bytes``:
+    what one checked run may hold (``fuzzaoti.model.scale.run_bytes``: inputs, intermediates,
+    outputs, the reference)."""
+
+    name: str
+    max_dim: int  # largest declared max of a bounded small dim
+    cap: int  # largest runtime size fed to an unbounded small dim
+    max_const: int  # largest static size
+    max_bytes: int  # bytes of one checked run
+    big_sizes: tuple[int, ...] = ()
+
+
+PROFILES = {
+    "small": Profile("small", max_dim=64, cap=96, max_const=8, max_bytes=32 << 20),
+    # for GPU nodes: every op family past 2**31 and 2**32 elements and bmm batches past 65535, in
+    # cheap dtypes (int8, fp16); a campaign on cuda sets the budget from the GPU's free memory
+    "large": Profile("large", max_dim=64, cap=96, max_const=8, max_bytes=4 << 30,
+                     big_sizes=(65535, 65536, 65537, 2**17 + 3, 2**18 + 1)),
+}
+
+
+def get_profile(name: str, max_bytes: int | None = None) -> Profile:
+    """The named profile, with its byte budget replaced by ``max_bytes`` when given."""
+    if name not in PROFILES:
+        raise InvalidArgument(f"unknown profile={name!r}; choose from {', '.join(PROFILES)}")
+    if max_bytes is not None and max_bytes < 1:
+        raise InvalidArgument(f"Cannot have max_bytes={max_bytes} < 1")
+    profile = PROFILES[name]
+    return profile if max_bytes is None else replace(profile, max_bytes=max_bytes)

@@ -1,0 +1,425 @@
+"""Inside a worker: check a batch of cases, stage by stage, and describe what happened as data.
+
+A case is a program plus the runtime runs to check it at (a dim assignment and an input seed
+each). Every member is first run in eager at every run: a member that fails there, or whose
+eager output is not finite, is *invalid* (a generator bug, never a finding) and is dropped.
+The valid members are merged and compiled once; then each run feeds every member its inputs
+(a member whose sizes fall outside the ranges export decided gets its export-time example
+instead, and that run is skipped for it) and each member's outputs are judged by the oracle.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+import traceback
+from collections import Counter
+from dataclasses import replace
+from typing import Any, Callable
+
+from fuzzaoti.compile import merge as batch
+from fuzzaoti.compile import render
+from fuzzaoti.compile.backends import StageFailure, get_backend
+from fuzzaoti.model.concrete import input_specs
+from fuzzaoti.check.guards import refuted_guard
+from fuzzaoti.model.inputs import make_inputs
+from fuzzaoti.check.oracle import compare_outputs
+from fuzzaoti.check.outcome import Outcome, symptom_of_exception
+from fuzzaoti.model.program import Program
+from fuzzaoti.model.scale import checked_bytes, is_large, reference_dtype
+
+Progress = Callable[[str], None]
+
+
+def _upcast(t, dtype: str = "float64"):
+    import torch
+
+    return t.to(getattr(torch, dtype)) if t.dtype.is_floating_point else t
+
+
+def _frames(error: BaseException) -> tuple[str, ...]:
+    """Innermost code locations of the root cause as ``file:function`` (no line numbers)."""
+    while (error.__cause__ or error.__context__) is not None:
+        error = error.__cause__ or error.__context__
+    frames = traceback.extract_tb(error.__traceback__)[-4:]
+    return tuple(f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in frames)
+
+
+def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
+    symptom = "invalid" if _rejected_spec(stage, error) else symptom_of_exception(error)
+    trace = "".join(traceback.format_exception(error))[-6000:]
+    message = f"{type(error).__name__}: {error}"[:4000] + "\n\n" + trace
+    return Outcome(stage=stage, symptom=symptom, message=message,
+                   error_type=type(error).__name__, frames=_frames(error), **extra)
+
+
+_PROGRAM_LINE = re.compile(r'File "<fuzzaoti program (\w+)>", line (\d+)')
+_MEMBER = re.compile(r"\bp(\d+)_")
+
+
+def _blamed_member(outcome: Outcome, merged: Program, count: int) -> int | None:
+    """The member whose code the failure came from, when its traceback (or Inductor's
+    "Original traceback" of the failing node) ends in a line of the merged module: each of its
+    lines names one member's inputs and nodes by that member's prefix. None if unknown."""
+    if count < 2:
+        return None
+    lines = render.program_source(merged).splitlines()
+    for found in reversed(list(_PROGRAM_LINE.finditer(outcome.message))):
+        number = int(found[2])
+        if found[1] != merged.id or not 0 < number <= len(lines):
+            continue
+        owners = {int(k) for k in _MEMBER.findall(lines[number - 1])}
+        if len(owners) == 1 and owners <= set(range(count)):
+            return owners.pop()
+    return None
+
+
+def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members: list[_Member], backend,
+                          device: str) -> set[int]:
+    """Members of a batch that failed as a whole which can be pinned without bisecting it: their
+    outcomes are set and the caller retries the rest. Export names the members whose ranges it
+    refused; a traceback can end in one member's code; and when an export failed for neither
+    reason, a backend that can export alone exports each member alone (an export costs a
+    second, a compile many). Any other failing member is only marked the suspect, which the
+    pool checks alone first."""
+    rejected = _rejected_members(outcome, len(members))
+    blamed = _blamed_member(outcome, merged, len(members))
+    if not rejected and outcome.symptom == "invalid" and blamed is not None:
+        rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
+    export = getattr(backend, "export", None)
+    for k in rejected:
+        message = outcome.message
+        wrong = _export_wrong(outcome, members[k].program, batch.prefix(k))
+        if wrong is not None and export is not None:  # export's bug: a finding only if it shows alone
+            wrong = _export_alone(members[k], export, device)
+            message = "export refused this range only inside a merged batch; alone it exports\n\n" + message
+        members[k].outcome = wrong or Outcome("export", "invalid", message)
+    if not rejected and stage == "export" and export is not None:
+        rejected = _fail_export_alone(members, export, device)
+    if not rejected and blamed is not None:
+        members[blamed].suspect = True
+    return rejected
+
+
+def _fail_export_alone(members: list[_Member], export: Callable[[dict, list], Any], device: str) -> set[int]:
+    """Export each member on its own, no compile; those that fail get that as their outcome."""
+    failed = set()
+    for k, m in enumerate(members):
+        outcome = _export_alone(m, export, device)
+        if outcome is not None:
+            m.outcome = outcome
+            failed.add(k)
+    return failed
+
+
+def _export_alone(member: _Member, export: Callable[[dict, list], Any], device: str) -> Outcome | None:
+    """How exporting ``member`` on its own fails (export's bug when the guard it claims holds
+    on the whole range), or None if it exports. A member whose range export refused only
+    inside a merged program is no finding: the merge, not the program, made the guard."""
+    try:
+        export(render.load_program(member.program), member.example_inputs(device))
+    except Exception as exc:  # noqa: BLE001
+        outcome = _failure("export", exc)
+        return _export_wrong(outcome, member.program, "") or outcome
+    return None
+
+
+def _rejected_members(outcome: Outcome, count: int) -> set[int]:
+    """Members of a merged program whose dynamic shapes export refused, by their name prefix."""
+    if outcome.symptom != "invalid" or count == 1:
+        return set()
+    head = outcome.message.split("\n\n", 1)[0]
+    return {k for k in range(count) if batch.prefix(k) in head}
+
+
+def _export_wrong(outcome: Outcome, program: Program, prefix: str) -> Outcome | None:
+    """Export's rejection of a member's declared range (its names carry ``prefix`` in the merged
+    program), when the guard it says the range violates holds on the whole range: export's
+    bug, not the program's (``fuzzaoti.check.guards``)."""
+    if outcome.symptom != "invalid":
+        return None
+    refuted = refuted_guard(outcome.message.split("\n\n", 1)[0], program, prefix)
+    if refuted is None:
+        return None
+    guard, how = refuted
+    message = f"UserError: Constraints violated by a valid range: {guard}\n{how}\n\n{outcome.message}"
+    return Outcome("export", "exception", message, error_type="UserError", frames=outcome.frames)
+
+
+def _rejected_spec(stage: str, error: BaseException) -> bool:
+    """torch.export refusing the program as written, not torch failing: the declared dynamic
+    shapes are wrong (``Constraints violated``), or a size read from data needs more
+    ``torch._check`` hints than the program gives (a data-dependent guard: the user's job)."""
+    if stage != "export":
+        return False
+    name = type(error).__name__
+    return (name == "UserError" and "Constraints violated" in str(error)) or name == "GuardOnDataDependentSymNode"
+
+
+class _StageClock:
+    """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
+    ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
+    how to make a campaign faster, and it differs between CPU and GPU."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.seconds: Counter = Counter()
+        self.current: str | None = None
+        self.since = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        self._close()
+        self.current = stage.split(" ")[0]
+        self.progress(stage)
+
+    def _close(self) -> None:
+        now = time.monotonic()
+        if self.current is not None:
+            self.seconds[self.current] += now - self.since
+        self.since = now
+
+    def totals(self) -> dict[str, float]:
+        self._close()
+        self.current = None
+        return {stage: round(s, 3) for stage, s in self.seconds.items()}
+
+
+#: a run's eager outputs and reference are kept from the eager pass up to this size; a bigger
+#: run's are made again after the compile, one member at a time (eight 2**31-element runs of
+#: each of 64 members would not fit any GPU at once)
+KEEP_BYTES = 256 << 20
+LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made again at its turn
+
+
+class _Member:
+    """One case's state while a batch is checked."""
+
+    def __init__(self, case: dict[str, Any], max_bytes: int | None = None):
+        self.program = Program.from_json(case["program"])
+        self.runs = [(dict(r["env"]), int(r["seed"])) for r in case["runs"]]
+        self.max_bytes = max_bytes
+        # per run: (inputs, eager, reference), LATER, or None (not run: over budget or out of memory)
+        self.expected: list[tuple[list, list, list] | str | None] = []
+        self.outcome: Outcome | None = None
+        self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
+        self.suspect = False  # the batch failed in this member's code
+        self._model = None
+
+    @property
+    def model(self):
+        """The program's eager module, built once (its source is exec'd) for all its runs."""
+        if self._model is None:
+            self._model = render.load_program(self.program)["Repro"]()
+        return self._model
+
+    def expect(self, r: int, device: str) -> tuple[list, list, list]:
+        """Inputs, eager outputs and the reference (eager itself when no output is a float) of run ``r``."""
+        import torch
+
+        env, seed = self.runs[r]
+        inputs = make_inputs(input_specs(self.program, env), seed, device)
+        ref_dtype = reference_dtype(self.program, env, self.max_bytes)
+        with torch.no_grad():
+            eager = list(self.model(*inputs))
+            reference = eager if ref_dtype is None else list(self.model(*[_upcast(t, ref_dtype) for t in inputs]))
+        return inputs, eager, reference
+
+    def run_eager(self, device: str) -> None:
+        """Run every run in eager first: a program that fails there, or whose output is not
+        finite, is invalid and never compiled. A run over the byte budget, or that runs out of
+        memory, is not run at all (counted)."""
+        import torch
+
+        for r, (env, seed) in enumerate(self.runs):
+            size = checked_bytes(self.program, env, self.max_bytes)
+            if self.max_bytes is not None and size > self.max_bytes:
+                self.over_budget += 1
+                self.expected.append(None)
+                continue
+            try:
+                inputs, eager, reference = self.expect(r, device)
+            except Exception as exc:  # noqa: BLE001
+                if symptom_of_exception(exc) == "illegal_memory_access":
+                    raise  # a poisoned CUDA context, not an invalid program (check_batch)
+                if symptom_of_exception(exc) == "oom":
+                    self.oom += 1
+                    self.expected.append(None)
+                    _release(device)
+                    continue
+                message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
+                self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
+                return
+            if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
+                self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
+                return
+            self.expected.append((inputs, eager, reference) if size <= KEEP_BYTES else LATER)
+            del inputs, eager, reference
+            if size > KEEP_BYTES:
+                _release(device)
+
+    def example_inputs(self, device: str) -> list:
+        return make_inputs(input_specs(self.program, self.program.hint_env()), 0, device)
+
+
+def _release(device: str) -> None:
+    """Hand a big run's memory back to the GPU: the workers sharing it each keep to a budget."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
+
+    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None,
+    "seconds": {stage: seconds}}``: ``batch`` is set when the merged program failed as a whole
+    (export, compile, load, or an exception at run), which the caller resolves by checking the
+    members on their own, the ``suspect`` first when the failure's traceback points into that
+    member's code.
+    """
+    device, backend = job["device"], get_backend(job["backend"])
+    clock = _StageClock(progress)
+    max_bytes = job.get("max_bytes") or (gpu_budget() if device == "cuda" else None)
+    members = [_Member(c, max_bytes) for c in job["cases"]]
+    clock("eager")
+    try:
+        for m in members:
+            m.run_eager(device)
+        valid = [m for m in members if m.outcome is None]
+        batch_outcome = _check_compiled(valid, backend, device, clock) if valid else None
+    except Exception as exc:  # noqa: BLE001
+        if symptom_of_exception(exc) != "illegal_memory_access":
+            raise
+        # a CUDA error outside the guarded run (eager after a compiled run, the oracle reading a
+        # compiled output) poisons this process: every later check in it would fail too. The
+        # batch fails as a whole, fatally, so the pool goes on in a fresh worker
+        batch_outcome = _failure(clock.current or "run", exc)
+    suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
+    return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
+            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
+
+
+def _final(m: _Member) -> Outcome:
+    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom}
+    if m.outcome is not None:
+        return replace(m.outcome, **counts)
+    return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
+
+
+def gpu_budget(share: int = 1) -> int:
+    """The byte budget of one checked run on a GPU: half of the least free memory of the visible
+    GPUs (the other half is headroom for the CUDA context, Inductor's autotuning and the caching
+    allocator), split between ``share`` workers. A job that names no budget (a worker replaying
+    one finding, say) gets the whole half; on the CPU it has no limit."""
+    import torch
+
+    return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
+
+
+def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
+        while True:
+            programs = [m.program for m in members]
+            merged = batch.merge(programs)
+            example = sum((m.example_inputs(device) for m in members), [])
+            try:
+                prepared = backend.prepare(merged, render.load_program(merged), example, device, workdir, progress)
+                break
+            except StageFailure as failure:
+                outcome = _failure(failure.stage, failure.error)
+                if len(members) == 1:
+                    return _export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
+                dropped = _drop_failing_members(outcome, failure.stage, merged, members, backend, device)
+                if not dropped:
+                    return outcome
+                members = [m for k, m in enumerate(members) if k not in dropped]
+                if not members:
+                    return None
+        examples = batch.split(example, programs, lambda p: len(p.inputs))
+        offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
+        run = _Runner(prepared, members, examples, offsets, device, progress)
+        for r in range(max(len(m.runs) for m in members)):
+            kept = {k: m.expected[r] for k, m in enumerate(members)
+                    if m.outcome is None and r < len(m.expected) and isinstance(m.expected[r], tuple)}
+            failure = run(r, kept)
+            if failure is not None:
+                return failure
+            for k, m in enumerate(members):  # the big runs: one member at a time, made again now
+                if m.outcome is None and r < len(m.expected) and m.expected[r] == LATER:
+                    failure = run.big(r, k)
+                    if failure is not None:
+                        return failure
+    return None
+
+
+class _Runner:
+    """Runs the compiled batch once per group of members and judges their outputs."""
+
+    def __init__(self, prepared, members: list[_Member], examples: list[list], offsets: list[int], device: str,
+                 progress: Progress):
+        self.prepared, self.members, self.examples, self.offsets = prepared, members, examples, offsets
+        self.device, self.progress = device, progress
+        self.programs = [m.program for m in members]
+
+    def big(self, r: int, k: int) -> Outcome | None:
+        """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
+        expectation made again: a run that runs out of memory is counted, never a finding."""
+        member = self.members[k]
+        try:
+            expected = member.expect(r, self.device)
+            failure = self(r, {k: expected}, big=True)
+        except Exception as exc:  # noqa: BLE001
+            if symptom_of_exception(exc) != "oom":
+                raise
+            member.oom += 1
+            failure = None
+        _release(self.device)
+        return failure
+
+    def __call__(self, r: int, chosen: dict[int, tuple], big: bool = False) -> Outcome | None:
+        import torch
+
+        feed, judged = [], {}
+        for k, m in enumerate(self.members):
+            inputs = chosen[k][0] if k in chosen else None
+            if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k]):
+                m.skipped += 1
+                inputs = None
+            feed.extend(inputs if inputs is not None else self.examples[k])
+            if inputs is not None:
+                judged[k] = chosen[k]
+        if not judged:
+            return None
+        self.progress(f"run {r}")
+        try:
+            with torch.no_grad():
+                outputs = self.prepared.run(*feed)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            if big and symptom_of_exception(exc) == "oom":
+                raise
+            where = {}
+            if len(self.members) == 1:  # a lone member's failing run is known exactly
+                where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
+            return _failure("run", exc, **where)
+        self.progress(f"compare {r}")
+        for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
+            if k in judged:
+                self._judge(self.members[k], r, outs, judged[k])
+        return None
+
+    @staticmethod
+    def _judge(m: _Member, r: int, outs, expected) -> None:
+        _, eager, reference = expected
+        verdict = compare_outputs(outs, eager, reference, min_eps=m.program.working_eps())
+        m.checked += 1
+        env, seed = m.runs[r]
+        m.large += is_large(m.program, env)
+        if verdict is not None:
+            m.outcome = Outcome("compare", "mismatch", verdict["detail"], env=env, seed=seed,
+                                verdict=verdict, runs_checked=m.checked)

@@ -1,0 +1,281 @@
+"""A pool of workers that checks batches of cases and pins every failure on one case.
+
+A batch is compiled as one merged program. When the merged program fails as a whole (export,
+compile or load raised, a run raised, or the worker crashed or hung) the batch is bisected
+and each half checked again, down to single cases: a failure only becomes a finding once a
+case has shown it on its own. When the failure's traceback points into one member's code (the
+worker names that member the suspect), the suspect is checked alone and the rest together:
+two compiles instead of a bisection's 2·log2(n). All workers take these compiles from one
+queue, so bisecting one worker's failed share does not leave the others idle, and a campaign
+queues its next batch before the current one is done, so no worker waits at batch boundaries.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
+
+from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.signature import signature
+from fuzzaoti.strategies import Case
+from fuzzaoti.workers.worker import Worker, WorkerConfig
+
+
+@dataclass
+class PoolStats:
+    """What the pool's time went to: a batch that fails as a whole costs its bisection's
+    compiles, so a high failure rate, not compile speed, can bound a campaign's throughput."""
+
+    batches: int = 0
+    compiles: int = 0
+    bisections: int = 0
+    compile_s: float = 0.0  # worker-seconds in compiles (and runs) of whole groups
+    bisect_compiles: int = 0  # compiles of halves of a group that failed as a whole
+    bisect_s: float = 0.0
+    bisect_causes: Counter = field(default_factory=Counter)  # what failed whole batches, by signature
+    stage_s: Counter = field(default_factory=Counter)  # worker-seconds per stage (eager, export, compile, ...)
+    configs_s: Counter = field(default_factory=Counter)  # worker-seconds per compile config set, bisection included
+    configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
+
+    def add(self, seconds: float, bisecting: bool, stages: dict[str, float], configs: str, programs: int) -> None:
+        self.compiles += 1
+        if bisecting:
+            self.bisect_compiles += 1
+            self.bisect_s += seconds
+        else:
+            self.compile_s += seconds
+            self.configs_programs[configs] += programs
+        self.configs_s[configs] += seconds
+        self.stage_s.update(stages)
+
+    def describe(self) -> str:
+        total = self.compile_s + self.bisect_s
+        causes = ", ".join(f"{n}x {cause}" for cause, n in self.bisect_causes.most_common(3))
+        staged = sum(self.stage_s.values())
+        stages = ", ".join(f"{stage} {100 * s / staged:.0f}%" for stage, s in self.stage_s.most_common())
+        per_program = ", ".join(f"{configs} {s / max(self.configs_programs[configs], 1):.1f} s "
+                                f"({self.configs_programs[configs]} checked)"
+                                for configs, s in self.configs_s.most_common())
+        return (f"{self.compiles} compiles, {self.bisect_compiles} of them bisecting failed batches "
+                f"({100 * self.bisect_s / total if total else 0:.0f}% of worker time)"
+                + (f"; batches failed with: {causes}" if causes else "")
+                + (f"; worker time by stage: {stages}" if stages else "")
+                + (f"; worker-seconds per program by configs: {per_program}" if per_program else ""))
+
+
+def configs_label(configs: tuple | Mapping[str, object]) -> str:
+    """A short name for compile configs in statistics: ``default`` or the sorted keys; of a
+    program's frozen ``configs`` pairs or of a config set as strategies draw it (a dict)."""
+    keys = configs.keys() if isinstance(configs, Mapping) else (key for key, _ in configs)
+    return "+".join(sorted(keys)) or "default"
+
+
+class Submitted:
+    """A batch handed to the pool: its outcomes fill in as its groups finish, in any order.
+
+    ``worker_s`` is the worker time the batch took (its bisection included): with batches
+    queued back to back, the time from submit to done also holds the wait behind the batch
+    before it, so the adaptive batch size learns from this instead."""
+
+    def __init__(self, cases: Sequence[Case], backend: str | None, priority: int):
+        self.cases, self.backend, self.priority = list(cases), backend, priority
+        self.results: list[Outcome | None] = [None] * len(self.cases)
+        self.open_groups = 0
+        self.worker_s = 0.0
+        self.troubled = False  # a group failed as a whole (bisected) or its worker died
+        self.error: BaseException | None = None
+        self._done = threading.Event()
+
+    def outcomes(self) -> list[Outcome]:
+        """Wait for every outcome (same order as the cases); re-raises a pool error."""
+        while not self._done.wait(0.5):  # a short wait, so a Ctrl-C is seen at once
+            pass
+        if self.error is not None:
+            raise self.error
+        return self.results  # type: ignore[return-value]
+
+
+@dataclass(order=True)
+class _Group:
+    """One compile on the shared queue: urgent batches first, then a batch's bisection parts
+    before fresh groups (a failed batch is pinned before more work piles up), then FIFO."""
+
+    rank: tuple[int, int, int]
+    batch: Submitted = field(compare=False)
+    indices: list[int] = field(compare=False)
+    bisecting: bool = field(compare=False)
+
+
+URGENT, QUEUED = 0, 1
+
+
+class WorkerPool:
+    """Workers fed from one queue of compile groups by one thread each.
+
+    ``submit`` returns at once, so a campaign hands over its next batch while the last groups
+    of the current one still compile: no worker idles at a batch boundary waiting for the
+    slowest group (measured on the H200 before this: the batch barrier left workers idle).
+    ``check`` (shrinking, triage, replay) jumps the queue and waits."""
+
+    def __init__(self, config: WorkerConfig, workers: int = 1,
+                 worker_env: Callable[[int], dict[str, str]] | None = None):
+        extra_env = worker_env or (lambda k: {})
+        self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())))
+                        for k in range(max(1, workers))]
+        self.stats = PoolStats()
+        self._stats_lock = threading.Lock()  # workers' threads add to the stats
+        self.checked = [0] * len(self.workers)  # programs each worker has checked
+        self._queue: list[_Group] = []  # a heap
+        self._seq = itertools.count()
+        self._state = threading.Condition()
+        self._threads: list[threading.Thread] = []
+        self._closing = False
+
+    @property
+    def restarts(self) -> int:
+        return sum(max(w.restarts, 0) for w in self.workers)
+
+    def start(self) -> None:
+        """Start every worker process at once (each imports torch: seconds apiece)."""
+        for w in self.workers:
+            w.launch()
+        for w in self.workers:
+            w.wait_ready()
+
+    def close(self) -> None:
+        with self._state:
+            self._closing = True
+            self._state.notify_all()
+        for w in self.workers:
+            w.close()
+        for t in self._threads:
+            t.join(timeout=10)
+
+    def check(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = ()) -> list[Outcome]:
+        """Outcomes for ``cases`` (same order), ahead of any queued batch; see ``submit``."""
+        return self.submit(cases, backend, alone, priority=URGENT).outcomes()
+
+    def submit(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = (),
+               priority: int = QUEUED) -> Submitted:
+        """Queue ``cases`` for the workers and return at once.
+
+        ``backend`` overrides the workers' own for this batch (the triage ladder uses it);
+        the cases at indices ``alone`` are each compiled on their own (quarantined programs).
+        A group that fails as a whole is split and its parts go back on the queue, so a
+        worker that is done with its share helps bisect another's failure."""
+        batch = Submitted(cases, backend, priority)
+        groups = _groups(cases, set(alone), len(self.workers))
+        with self._stats_lock:
+            self.stats.batches += 1
+        with self._state:
+            if self._closing:
+                raise RuntimeError("the worker pool is closed")
+            batch.open_groups = len(groups)
+            for indices in groups:
+                self._push(batch, indices, bisecting=False)
+            if not groups:
+                batch._done.set()
+            self._state.notify_all()
+            if not self._threads:
+                self._threads = [threading.Thread(target=self._serve, args=(k,), name=f"fuzzaoti-worker{k}",
+                                                  daemon=True) for k in range(len(self.workers))]
+                for t in self._threads:
+                    t.start()
+        return batch
+
+    def _push(self, batch: Submitted, indices: list[int], bisecting: bool) -> None:
+        rank = (batch.priority, 0 if bisecting else 1, next(self._seq))
+        heapq.heappush(self._queue, _Group(rank, batch, indices, bisecting))
+
+    def _serve(self, k: int) -> None:
+        """Worker k's thread: take the first group on the queue, check it, file the outcome."""
+        worker = self.workers[k]
+        while True:
+            with self._state:
+                while not self._queue and not self._closing:
+                    self._state.wait()
+                if self._closing:
+                    return
+                group = heapq.heappop(self._queue)
+            batch, indices = group.batch, group.indices
+            if batch.error is not None:  # another group of this batch already failed the pool
+                continue
+            try:
+                outcomes, parts, seconds = self._attempt(worker, [batch.cases[i] for i in indices], batch.backend,
+                                                         group.bisecting)
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
+                with self._state:
+                    batch.error = exc
+                    batch._done.set()
+                continue
+            with self._state:
+                batch.worker_s += seconds
+                batch.troubled |= bool(parts) or not worker.alive()
+                if outcomes is not None:
+                    for index, outcome in zip(indices, outcomes):
+                        batch.results[index] = outcome
+                    self.checked[k] += len(indices)
+                for part in parts:
+                    self._push(batch, [indices[j] for j in part], bisecting=True)
+                batch.open_groups += len(parts) - 1
+                if batch.open_groups == 0:
+                    batch._done.set()
+                self._state.notify_all()
+
+    def describe_workers(self) -> str:
+        """Per worker (its GPU on cuda): programs checked and restarts, for progress lines."""
+        parts = []
+        for k, w in enumerate(self.workers):
+            gpu = dict(w.config.env).get("CUDA_VISIBLE_DEVICES")
+            label = f"worker{k}" + (f"@gpu{gpu}" if gpu is not None else "")
+            parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts")
+        return "; ".join(parts)
+
+    def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,
+                 bisecting: bool) -> tuple[list[Outcome] | None, list[list[int]], float]:
+        """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
+        a whole, the parts to check next (the suspect alone and the rest, else two halves);
+        and the seconds it took."""
+        job = {
+            "backend": backend or worker.config.backend,
+            "device": worker.config.device,
+            "max_bytes": worker.config.max_bytes,
+            "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in cases],
+        }
+        started = time.monotonic()
+        result = worker.check(job)
+        seconds = time.monotonic() - started
+        with self._stats_lock:
+            self.stats.add(seconds, bisecting, result.get("seconds") or {},
+                           configs_label(cases[0].program.configs), len(cases))
+        if result["batch"] is None:
+            return [Outcome.from_dict(o) for o in result["cases"]], [], seconds
+        if len(cases) == 1:
+            outcome = Outcome.from_dict(result["batch"])
+            if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
+                env, seed = cases[0].runs[0]
+                outcome = replace(outcome, env=dict(env), seed=seed)
+            return [outcome], [], seconds
+        with self._stats_lock:
+            self.stats.bisections += 1
+            self.stats.bisect_causes[signature(Outcome.from_dict(result["batch"]))[:160]] += 1
+        suspect = result.get("suspect")
+        if suspect is not None and 0 <= suspect < len(cases):  # the failure named its member
+            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds
+        half = len(cases) // 2
+        return None, [list(range(half)), list(range(half, len(cases)))], seconds
+
+
+def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
+    """The first compiles of a batch: cases that share compile configs (only those can share a
+    module), each case in ``alone`` on its own, cut into parts of at most an even share per worker."""
+    by_key: dict[tuple, list[int]] = {}
+    for index, case in enumerate(cases):
+        by_key.setdefault((case.program.configs, index if index in alone else -1), []).append(index)
+    share = max(1, -(-len(cases) // max(workers, 1)))
+    return [group[i:i + share] for group in by_key.values() for i in range(0, len(group), share)]

@@ -1,0 +1,216 @@
+"""The isolation boundary: compiling and running happen in spawned worker processes.
+
+A worker announces each stage to its parent before entering it, so when it dies (a segfault
+in a generated kernel, an abort, an illegal memory access, the OOM killer) or stops answering,
+the parent knows where, and turns the event into an ``Outcome`` with the stderr the worker
+wrote. Such a worker is killed and replaced before the next batch: a poisoned CUDA context
+never checks another program. Workers are spawned, never forked, so no CUDA state is shared.
+
+This module must not import torch at module level: the parent may never need it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from fuzzaoti.check.outcome import Outcome, fatal_for_process
+
+COMPILE_STAGES = ("export", "compile", "load", "eager")
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What a worker needs to start: device, backend, canary, timeouts and extra environment."""
+
+    device: str = "cpu"
+    backend: str = "aoti"
+    canary: str | None = None
+    compile_timeout: float = 900.0
+    run_timeout: float = 300.0
+    env: tuple[tuple[str, str], ...] = ()
+    max_bytes: int | None = None  # bytes of one checked run (fuzzaoti.model.scale); None: half the GPU's free memory
+
+
+def _serve(config: WorkerConfig, stderr_path: str) -> None:
+    """Worker main loop: apply the environment and canary, then check batches until stdin closes.
+
+    The protocol is one JSON object per line on the original stdout; fds 1 and 2 are pointed
+    at ``stderr_path`` so that whatever torch, g++ or CUDA prints cannot corrupt it.
+    """
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+
+    def send(kind: str, payload: Any) -> None:
+        out.write(json.dumps([kind, payload]) + "\n")
+
+    os.environ.update(dict(config.env))
+    from fuzzaoti import compat
+    from fuzzaoti.compile import canaries
+    from fuzzaoti.workers.execute import check_batch
+
+    compat.set_default_cxx()
+    try:
+        canaries.install(config.canary)
+    except Exception as exc:  # noqa: BLE001 - report, then exit: the parent shows it
+        send("error", f"canary {config.canary!r}: {exc}")
+        return
+    send("ready", os.getpid())
+    for line in sys.stdin:
+        try:
+            result = check_batch(json.loads(line), lambda stage: send("stage", stage))
+        except Exception:  # noqa: BLE001 - a fuzzaoti bug: report it rather than die silently
+            result = {"internal_error": traceback.format_exc()}
+        send("result", result)
+
+
+class WorkerDied(Exception):
+    """The worker could not even start (a broken install, a canary this torch lacks)."""
+
+
+class Worker:
+    """One worker process and the parent's side of its pipe."""
+
+    def __init__(self, config: WorkerConfig):
+        self.config = config
+        self.process = None
+        self.restarts = -1  # the first start is not a restart
+        fd, self.stderr_path = tempfile.mkstemp(prefix="fuzzaoti-worker-", suffix=".stderr")
+        os.close(fd)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Spawn the process without waiting for it: a pool starts all its workers at once."""
+        config = json.dumps(asdict(self.config))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fuzzaoti.workers.worker", config, self.stderr_path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=tempfile.gettempdir(),  # import the installed fuzzaoti, never a checkout in the cwd
+            start_new_session=True,  # a Ctrl-C meant for the campaign does not kill a compile midway
+        )
+        self._buffer = b""
+        self.restarts += 1
+
+    def wait_ready(self) -> None:
+        """Wait for a launched worker's "ready" (it has imported torch and installed its canary)."""
+        kind, payload = self._receive(self.config.compile_timeout)
+        if kind != "ready":
+            self.kill()
+            raise WorkerDied(payload if kind == "error" else f"worker failed to start: {payload}")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                stream.close()
+        self.process = None
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                self.process.stdin.close()
+                self.process.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        try:
+            os.unlink(self.stderr_path)
+        except OSError:
+            pass
+
+    # ---- one batch -------------------------------------------------------------------------
+    def check(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Send one batch; return the worker's result, or a batch outcome if it died or hung."""
+        if not self.alive():
+            self.start()
+        offset, started = os.path.getsize(self.stderr_path), time.monotonic()
+        self.process.stdin.write((json.dumps(job) + "\n").encode())
+        self.process.stdin.flush()
+        stage = "eager"
+        while True:
+            timeout = self.config.compile_timeout if stage in COMPILE_STAGES else self.config.run_timeout
+            kind, payload = self._receive(timeout)
+            if kind == "stage":
+                stage = payload.split(" ")[0]
+                continue
+            if kind == "result":
+                return self._with_stderr(payload, offset)
+            symptom = "timeout" if kind == "timeout" else "crash"
+            message = (f"no answer within {timeout:.0f} s" if kind == "timeout" else payload)
+            self.kill()
+            outcome = Outcome(stage=stage, symptom=symptom, message=message,
+                              stderr=self._stderr_since(offset), runs_checked=0)
+            return {"batch": outcome.to_dict(), "cases": None, "seconds": {symptom: time.monotonic() - started}}
+
+    def _receive(self, timeout: float) -> tuple[str, Any]:
+        """The next message, ``("timeout", None)``, or ``("died", how)`` if the pipe closed."""
+        deadline = time.monotonic() + timeout
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return "timeout", None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return "died", _describe_exit(self.process.wait())
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        kind, payload = json.loads(line)
+        return kind, payload
+
+    def _stderr_since(self, offset: int, limit: int = 8000) -> str:
+        with open(self.stderr_path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+        return data[-limit:].decode("utf-8", "replace")
+
+    def _with_stderr(self, result: dict[str, Any], offset: int) -> dict[str, Any]:
+        """Attach what the worker printed to every failure, and retire a poisoned worker."""
+        if "internal_error" in result:  # a fuzzaoti bug: kept as a finding so it is seen and fixed
+            trace = result["internal_error"]
+            outcome = Outcome("harness", "exception", trace.strip().splitlines()[-1], stderr=trace)
+            return {"batch": outcome.to_dict(), "cases": None}
+        stderr = self._stderr_since(offset)
+        outcomes = [result["batch"]] + list(result["cases"])
+        for o in outcomes:
+            if o is not None and o["symptom"] not in ("pass", "invalid"):
+                o["stderr"] = stderr
+        if any(o is not None and fatal_for_process(o["symptom"], self.config.device) for o in outcomes):
+            self.kill()
+        return result
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "worker vanished"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
+        return f"worker died with signal {name}{hint}"
+    return f"worker exited with code {code}"
+
+
+if __name__ == "__main__":
+    _config = json.loads(sys.argv[1])
+    _config["env"] = tuple(tuple(kv) for kv in _config["env"])
+    _serve(WorkerConfig(**_config), sys.argv[2])
