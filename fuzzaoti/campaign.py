@@ -83,6 +83,8 @@ class Counts:
 
 
 PROGRESS_EVERY_S = 5.0
+WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
+GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
 
 
 @dataclass
@@ -269,7 +271,14 @@ class Campaign:
     def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
         """Wait for a batch in flight and store its failures; True if it had any."""
         failures_before, drawn = self.counts.failures, flight.drawn
-        outcomes = flight.batch.outcomes()
+        outcomes = flight.batch.outcomes(lambda: self._waiting(pool, flight), until=self._deadline() + GRACE_S)
+        cut_bisecting = False  # cut at the deadline while pinning a failure: saved, replayed first next time
+        if None in outcomes:  # cut at the deadline: what was checked counts, the rest was never run
+            cut_bisecting = flight.batch.troubled
+            self.echo(f"  deadline: {outcomes.count(None)} of the batch's {len(drawn)} programs left unchecked"
+                      + (" (it was being bisected: saved, replayed first next time)" if cut_bisecting else ""))
+            drawn = [case for case, outcome in zip(drawn, outcomes) if outcome is not None]
+            outcomes = [outcome for outcome in outcomes if outcome is not None]
         self.last_done = time.monotonic()
         # its worker time, spread over the workers: its span from submit to done also holds
         # the wait behind the batch queued before it
@@ -296,7 +305,7 @@ class Campaign:
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
-        return c.failures > failures_before
+        return c.failures > failures_before or cut_bisecting
 
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
@@ -320,6 +329,20 @@ class Campaign:
                 triage_finding(self.corpus, fid, pool.check, self.echo)
             elif s.triage and s.backend == "aoti":
                 self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
+
+    def _waiting(self, pool: WorkerPool, flight: _InFlight) -> None:
+        """While a batch is being checked: past the deadline, drop what of it is still queued;
+        a progress line now and then, with what each worker is doing (a long compile, a
+        bisection, a run of 3*2**30 elements), so a long wait is never silent."""
+        if self._time_up() and not flight.batch.cancelled and self.settings.max_batches is None:
+            flight.batch.cancel()
+        if time.monotonic() - self.last_echo >= max(self.progress_every, WAITING_EVERY_S):
+            self.last_echo = time.monotonic()
+            self.echo(self.progress_line() + ("" if len(pool.workers) > 1 or self.settings.device == "cuda"
+                                              else " | " + pool.describe_workers()))
+
+    def _deadline(self) -> float:
+        return self.started + self.settings.minutes * 60 if self.settings.max_batches is None else float("inf")
 
     def _seconds_left(self) -> float:
         return self.settings.minutes * 60 - (time.monotonic() - self.started)

@@ -190,3 +190,25 @@ def test_an_unknown_config_set_is_a_one_line_error_and_makes_no_corpus(tmp_path)
     assert done.returncode == 2 and done.stderr.strip() == (
         "error: config set 'max_autotune' is not drawn on cpu: use one of default")
     assert not db.exists()
+
+
+def test_a_campaign_ends_at_its_deadline_even_while_a_batch_hangs(tmp_path, fake_fault, monkeypatch):
+    # every run hangs (as a huge kernel would): the campaign still ends about --minutes after it
+    # began, the batch's programs counted as never checked, instead of waiting out each worker's
+    # run timeout and a bisection of restarts (17 minutes for a 10-minute campaign on the H200)
+    from fuzzaoti import campaign as campaign_module
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+
+    monkeypatch.setattr(campaign_module, "GRACE_S", 2.0)
+    fake_fault("*:hang")
+    lines = []
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=0.1, batch_size=4, run_timeout=120,
+                                                     shrink_minutes=0), echo=lines.append)
+        started = time.monotonic()
+        counts = campaign.run()
+        took = time.monotonic() - started
+        (row,) = corpus.campaigns()
+    assert took < 60, lines
+    assert row["status"] == "finished" and counts.programs == 0
+    assert any("deadline: 4 of the batch's 4 programs left unchecked" in line for line in lines), lines

@@ -1,5 +1,7 @@
 """fuzzaoti.workers.execute's memory plan: big runs one member at a time, the budget, out of memory."""
 
+from dataclasses import replace
+
 import torch
 
 from fuzzaoti.workers import execute
@@ -76,3 +78,31 @@ def test_a_gpu_worker_retires_after_a_wrong_value():
 
     assert not fatal_for_process("pass", "cuda")
     assert fatal_for_process("mismatch", "cuda") and not fatal_for_process("mismatch", "cpu")
+
+
+def test_a_big_run_that_raises_names_its_member_the_suspect(monkeypatch):
+    # an illegal memory access in member 1's big run (only its inputs were real there): the pool
+    # checks that member alone and the rest together, not a bisection of worker restarts
+    from fuzzaoti.compile.backends.fake import FakeBackend
+
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    prepare = FakeBackend.prepare
+
+    def faulty(self, *args, **kwargs):
+        prepared = prepare(self, *args, **kwargs)
+        real = prepared.run
+
+        def run(*inputs):
+            if any(t.shape[0] == 70 for t in inputs):
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+            return real(*inputs)
+        return replace(prepared, run=run)
+
+    monkeypatch.setattr(FakeBackend, "prepare", faulty)
+    small = [r for r in RUNS if r["env"]["d0"] != 70]
+    job = {"backend": "fake", "device": "cpu", "max_bytes": None,
+           "cases": [{"program": _program(op).to_json(), "runs": runs}
+                     for op, runs in (("neg", small), ("abs", RUNS), ("neg", small))]}
+    result = check_batch(job, lambda stage: None)
+    assert result["batch"]["symptom"] == "illegal_memory_access"
+    assert result["suspect"] == 1

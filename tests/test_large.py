@@ -1,5 +1,5 @@
 """The large profile reaches the seeds' class: every op family and every big dim kind past 2**31
-elements in the drawn runtime shapes, each case within --max-bytes (drawn, not run)."""
+elements in the drawn runtime shapes, each case within --max-bytes and MAX_WORK (drawn, not run)."""
 
 from collections import Counter
 
@@ -38,6 +38,8 @@ def test_each_large_family_crosses_its_limit_within_the_budget(op):
         for env, _ in case.runs:
             env = dict(env)
             assert scale.checked_bytes(case.program, env, BUDGET) <= BUDGET, (case.program.to_json(), env)
+            # and its time: a stride-0 view of 2**39 elements fits any budget and ran for minutes
+            assert scale.work(case.program, env) <= scale.MAX_WORK, (case.program.to_json(), env)
             measures = scale.family_reach(case.program, env).get(family, {})
             crossed["2^31"] += measures.get(key, 0) >= (2**31 if key != "batch" else 65536)
             crossed["2^32"] += key == "elements" and measures.get(key, 0) >= 2**32

@@ -34,6 +34,10 @@ CROSSINGS = (("batch>65535", "batch", GRID_LIMIT + 1), ("elements>=2^31", "eleme
              ("elements>=2^32", "elements", UINT32_LIMIT), ("index>=2^31", "index", INT32_LIMIT))
 #: the oracle compares in chunks of this many elements, with a dozen float64 temporaries each
 ORACLE_CHUNK = 1 << 22
+#: the most elements one op of a checked run may read or write, views counted at full size: past
+#: the 2**32 crossing with room to spare. Bytes alone do not bound a run's time: a sum over a
+#: stride-0 view of 2**39 elements holds a few MiB and keeps eager (and an H200) busy for minutes
+MAX_WORK = 1 << 33
 HALF = ("float16", "bfloat16")
 
 FAMILY = {
@@ -116,6 +120,12 @@ def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:
     """``elements``: the largest numel an op's result, operands or a view's base span;
     ``index``: the largest index value; ``batch``: the largest bmm batch (0 without one)."""
     return _reach(program, env, program.nodes)
+
+
+def work(program: Program, env: Mapping[str, int]) -> int:
+    """The numel of the largest tensor any op of ``program`` reads or writes at ``env``, views
+    (stride-0 expansions too) counted at their full size: what bounds a run's time."""
+    return max(info.numel for info in tensors(program, env).values())
 
 
 def family_reach(program: Program, env: Mapping[str, int]) -> dict[str, dict[str, int]]:

@@ -27,7 +27,7 @@ from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import checked_bytes, is_large, reference_dtype
+from fuzzaoti.model.scale import MAX_WORK, checked_bytes, is_large, reference_dtype, work
 
 Progress = Callable[[str], None]
 
@@ -233,7 +233,7 @@ class _Member:
 
         for r, (env, seed) in enumerate(self.runs):
             size = checked_bytes(self.program, env, self.max_bytes)
-            if self.max_bytes is not None and size > self.max_bytes:
+            if self.max_bytes is not None and (size > self.max_bytes or work(self.program, env) > MAX_WORK):
                 self.over_budget += 1
                 self.expected.append(None)
                 continue
@@ -374,9 +374,14 @@ class _Runner:
             failure = self(r, {k: expected}, big=True)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":
+                member.suspect = True  # (an illegal memory access reading its outputs, say)
                 raise
             member.oom += 1
             failure = None
+        if failure is not None:
+            # only this member's run was fed real inputs: the pool checks it alone first,
+            # two compiles rather than a bisection's 2*log2(n) (each a worker restart on a GPU)
+            member.suspect = True
         _release(self.device)
         return failure
 
@@ -404,6 +409,8 @@ class _Runner:
             if big and symptom_of_exception(exc) == "oom":
                 raise
             where = {}
+            if len(judged) == 1:  # the others ran their export-time examples: suspect this one
+                self.members[next(iter(judged))].suspect = True
             if len(self.members) == 1:  # a lone member's failing run is known exactly
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
             return _failure("run", exc, **where)

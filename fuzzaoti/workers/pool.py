@@ -88,16 +88,27 @@ class Submitted:
         self.open_groups = 0
         self.worker_s = 0.0
         self.troubled = False  # a group failed as a whole (bisected) or its worker died
+        self.cancelled = False  # its groups still queued are dropped (a campaign at its deadline)
         self.error: BaseException | None = None
         self._done = threading.Event()
 
-    def outcomes(self) -> list[Outcome]:
-        """Wait for every outcome (same order as the cases); re-raises a pool error."""
+    def outcomes(self, waiting: Callable[[], None] = lambda: None,
+                 until: float | None = None) -> list[Outcome | None]:
+        """Wait for every outcome (same order as the cases); re-raises a pool error.
+        ``waiting`` is called twice a second meanwhile (a campaign's progress line); past the
+        monotonic time ``until`` the outcomes not in yet are given as None (never checked)."""
         while not self._done.wait(0.5):  # a short wait, so a Ctrl-C is seen at once
-            pass
+            waiting()
+            if until is not None and time.monotonic() >= until:
+                break
         if self.error is not None:
             raise self.error
-        return self.results  # type: ignore[return-value]
+        return list(self.results)
+
+    def cancel(self) -> None:
+        """Check no more of this batch: its groups still queued (a bisection's parts, say) are
+        dropped, and the outcomes they would have given stay None. Groups being checked finish."""
+        self.cancelled = True
 
 
 @dataclass(order=True)
@@ -205,6 +216,12 @@ class WorkerPool:
             batch, indices = group.batch, group.indices
             if batch.error is not None:  # another group of this batch already failed the pool
                 continue
+            if batch.cancelled:
+                with self._state:
+                    batch.open_groups -= 1
+                    if batch.open_groups == 0:
+                        batch._done.set()
+                continue
             try:
                 outcomes, parts, seconds = self._attempt(worker, [batch.cases[i] for i in indices], batch.backend,
                                                          group.bisecting)
@@ -220,6 +237,8 @@ class WorkerPool:
                     for index, outcome in zip(indices, outcomes):
                         batch.results[index] = outcome
                     self.checked[k] += len(indices)
+                if batch.cancelled:
+                    parts = []
                 for part in parts:
                     self._push(batch, [indices[j] for j in part], bisecting=True)
                 batch.open_groups += len(parts) - 1
@@ -233,7 +252,8 @@ class WorkerPool:
         for k, w in enumerate(self.workers):
             gpu = dict(w.config.env).get("CUDA_VISIBLE_DEVICES")
             label = f"worker{k}" + (f"@gpu{gpu}" if gpu is not None else "")
-            parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts")
+            doing = f", {w.stage} for {time.monotonic() - w.stage_since:.0f} s" if w.stage else ""
+            parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts{doing}")
         return "; ".join(parts)
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,

@@ -86,6 +86,8 @@ class Worker:
         self.config = config
         self.process = None
         self.restarts = -1  # the first start is not a restart
+        self.stage: str | None = None  # what it is doing now (None: idle), for progress lines...
+        self.stage_since = 0.0  # ...and since when (monotonic)
         fd, self.stderr_path = tempfile.mkstemp(prefix="fuzzaoti-worker-", suffix=".stderr")
         os.close(fd)
 
@@ -147,11 +149,20 @@ class Worker:
         self.process.stdin.write((json.dumps(job) + "\n").encode())
         self.process.stdin.flush()
         stage = "eager"
+        self.stage, self.stage_since = stage, time.monotonic()
+        try:
+            return self._await_result(offset, started)
+        finally:
+            self.stage = None
+
+    def _await_result(self, offset: int, started: float) -> dict[str, Any]:
+        stage = "eager"
         while True:
             timeout = self.config.compile_timeout if stage in COMPILE_STAGES else self.config.run_timeout
             kind, payload = self._receive(timeout)
             if kind == "stage":
                 stage = payload.split(" ")[0]
+                self.stage, self.stage_since = payload, time.monotonic()
                 continue
             if kind == "result":
                 return self._with_stderr(payload, offset)
