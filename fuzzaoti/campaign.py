@@ -23,14 +23,16 @@ from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import MAX_BATCH, BatchSizes
-from fuzzaoti.corpus.known_bugs import KnownBug, KnownList, builtin_entries
+from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.workers.pool import Submitted, WorkerPool, configs_label
+from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
-from fuzzaoti.check.signature import signature
-from fuzzaoti.strategies import Case, batch_config_sets, cases, get_profile, programs
+from fuzzaoti.model.case import Case
+from fuzzaoti.strategies import batch_config_sets, cases, programs
 from fuzzaoti.findings.triage import triage_finding
+from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu
 from fuzzaoti.workers.worker import WorkerConfig
 
 
@@ -151,7 +153,7 @@ class Campaign:
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes),
             workers=workers,
-            worker_env=(lambda k: _pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
+            worker_env=(lambda k: pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
         )
         self.versions = compat.torch_versions()
         resumed = self.campaign_id is not None
@@ -318,17 +320,27 @@ class Campaign:
             self.counts.finding_ids.append(fid)
             self.echo(f"  NEW finding {fid}: {sig}")
             # shrinking and triage share the campaign's clock: a finding near the end is stored
-            # raw, for 'fuzzaoti shrink/triage ID' later, rather than overrunning --minutes
+            # raw, for 'fuzzaoti shrink/triage ID' later, rather than overrunning --minutes (a
+            # step is a compile: one that the time left cannot hold is not begun)
             left = self._seconds_left()
-            if s.shrink_minutes > 0 and left > 0:
+            if s.shrink_minutes > 0 and left > self._step_s(pool):
                 shrink_finding(self.corpus, fid, pool.check, min(s.shrink_minutes * 60, left), self.echo)
+            elif s.shrink_minutes > 0:
+                self.echo(f"  (no time left to shrink: run 'fuzzaoti shrink {fid}')")
             trigger = finding_trigger(self.corpus.finding(fid), s.device)
             if self.quarantine.add(trigger) and self.quarantine.rate < 1:
                 self.echo(f"  quarantine: programs with {trigger}")
-            if s.triage and s.backend == "aoti" and self._seconds_left() > 0:
+            if s.triage and s.backend == "aoti" and self._seconds_left() > self._step_s(pool):
                 triage_finding(self.corpus, fid, pool.check, self.echo)
             elif s.triage and s.backend == "aoti":
                 self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
+
+    @staticmethod
+    def _step_s(pool: WorkerPool) -> float:
+        """Seconds one shrink or triage step (a compile of a few programs) takes here: the
+        mean compile so far (on the H200 a large batch's compile took 85 s; on the CPU 8-30 s)."""
+        stats = pool.stats
+        return (stats.compile_s + stats.bisect_s) / stats.compiles if stats.compiles else 0.0
 
     def _waiting(self, pool: WorkerPool, flight: _InFlight) -> None:
         """While a batch is being checked: past the deadline, drop what of it is still queued;
@@ -383,18 +395,6 @@ class Campaign:
                 + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
 
 
-def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, device: str, canary: str | None,
-                  case: Case, outcome: Outcome, versions: dict) -> tuple[int, bool, str, KnownBug | None]:
-    """Record a failing case in the corpus (a new finding or one more hit), ``known`` when its
-    signature is on the known-bug list. Returns (finding id, is new, signature, known bug)."""
-    runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
-    sig = signature(outcome, case.program)
-    bug = known.match(sig, canary)
-    fid, new = corpus.record_failure(campaign_id, device, canary, sig, outcome.to_dict(), case.program.to_json(),
-                                     runs, versions, known_note=bug.note if bug else None)
-    return fid, new, sig, bug
-
-
 def _refuse_if_alive(row: dict) -> None:
     """A campaign still running in a live process on this host must not be resumed twice."""
     import socket
@@ -408,58 +408,3 @@ def _refuse_if_alive(row: dict) -> None:
     except (ProcessLookupError, PermissionError):
         return
     raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")
-
-
-def _gpu_ids(gpus: str | None) -> list[str]:
-    """The GPU ids workers are pinned to: ``--gpus``, else the visible ones (at least one slot)."""
-    if gpus:
-        return [g.strip() for g in gpus.split(",") if g.strip()]
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    return (visible.split(",") if visible else [str(i) for i in range(_gpu_count())]) or ["0"]
-
-
-def default_workers(device: str, gpus: str | None) -> int:
-    """One worker on cpu; on cuda, per GPU one worker for every 5 of its CPU cores, 1 to 3.
-
-    A worker's GPU idles while it compiles, and most of a compile is one core of Python
-    (export, Inductor's lowering and its sympy reasoning), so more workers per GPU compile side
-    by side; each also needs cores for Triton's parallel kernel compiles and g++. Measured on
-    the H200 (16 cores), one bench run, 7 minutes an arm: 2 workers 51.1 programs/min, 3 workers
-    66.8. Four lost in an earlier run with an older engine (5.8x the naive loop): each
-    max_autotune program cost 14.3 worker-seconds against 7.0 with 2, as their autotune
-    benchmarks shared the GPU. Hence the cap."""
-    if device != "cuda":
-        return 1
-    n_gpus = len(_gpu_ids(gpus))
-    cores_per_gpu = usable_cores() // n_gpus
-    return n_gpus * min(3, max(1, cores_per_gpu // 5))
-
-
-def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
-    """The byte budget of one checked run: the profile's, except for the large profile on cuda:
-    the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""
-    if device != "cuda" or profile != "large":
-        return get_profile(profile).max_bytes
-    from fuzzaoti.workers.execute import gpu_budget
-
-    return gpu_budget(share=max(1, -(-workers // len(_gpu_ids(gpus)))))
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on: a batch scheduler (Slurm, a container's cpuset)
-    often grants a job a few cores of a large node, and ``os.cpu_count()`` counts the node's."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
-def _pin_gpu(k: int, gpus: str | None) -> dict[str, str]:
-    """Worker k runs on GPU k modulo the chosen GPUs."""
-    ids = _gpu_ids(gpus)
-    return {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]}
-
-
-def _gpu_count() -> int:
-    import torch
-
-    return torch.cuda.device_count()

@@ -45,7 +45,7 @@ class OneLineErrors(click.Group):
             click.echo(f"error: {exc.format_message()}".splitlines()[0], err=True)
             sys.exit(EXIT_USAGE)
         except FuzzaotiError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {exc}".splitlines()[0], err=True)
             sys.exit(EXIT_USAGE)
 
 
@@ -204,38 +204,14 @@ def list_(corpus_path, status, by_family) -> None:
 def show(finding_id, corpus_path, as_json) -> None:
     """Show one finding: its signature, program, failing shapes and error."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.compile.render import module_source
-    from fuzzaoti.findings.repro import finding_case
+    from fuzzaoti.findings.show import describe_finding
 
     with Corpus.open(corpus_path) as corpus:
         f = corpus.finding(finding_id)
     if as_json:
         click.echo(json.dumps(f, indent=2))
         return
-    case = finding_case(f)  # the shrunk program and shapes once shrunk: what a maintainer reads
-    program = case.program
-    click.echo(f"finding {f['id']} [{f['status']}] hits={f['hits']} first {f['first_seen']} last {f['last_seen']}")
-    if f.get("known_note"):
-        click.echo(f"known upstream: {f['known_note']}")
-    click.echo(f"signature: {f['signature']}")
-    click.echo(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
-               + (f" canary {f['canary']}" if f["canary"] else ""))
-    click.echo(f"message: {f['message'][:1000]}")
-    verdict = json.loads(f["verdict"] or "null")
-    if verdict and verdict.get("worst"):  # an index past 2**31 is the tell-tale of a 32-bit offset
-        first = verdict.get("first")
-        click.echo((f"first wrong element: {first['index']} (flat {first['flat']}); " if first else "")
-                   + "worst: " + "; ".join(f"{w['index']} actual {w['actual']} expected {w['expected']}"
-                                           for w in verdict["worst"]))
-    if f.get("shrink_note"):
-        click.echo(f"shrunk: {f['shrink_note']}")
-    click.echo(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")
-    click.echo("dims: " + ", ".join(f"{d.name}[{d.min}..{d.max if d.max is not None else 'inf'}] {d.kind} hint={d.hint}"
-                                    for d in program.dims))
-    click.echo("inputs: " + ", ".join(f"{i.name}:{i.dtype}{list(i.shape)}" for i in program.inputs))
-    click.echo(module_source(program))
-    if f["stderr"].strip():
-        click.echo("stderr (tail):\n" + f["stderr"][-2000:])
+    click.echo(describe_finding(f))
 
 
 @main.command()
@@ -311,7 +287,7 @@ def strategies(n, device, profile, max_bytes, seed) -> None:
     """Histograms of what the generator draws: ops, dtypes, dim kinds, size classes, configs; and
     its runtime shapes by size class, per op family and per big dim kind (drawn, not run)."""
     from fuzzaoti.strategies import histograms as coverage
-    from fuzzaoti.campaign import default_max_bytes, default_workers
+    from fuzzaoti.workers.placement import default_max_bytes, default_workers
     from fuzzaoti.strategies import cases, programs
 
     if max_bytes is None and device == "cuda" and _cuda_available():
@@ -450,7 +426,7 @@ def check(files, device, inject, backend, record_path) -> None:
 def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
     """Store ``check``'s failures as findings (outside any campaign), naming known bugs."""
     from fuzzaoti import compat
-    from fuzzaoti.campaign import store_failure
+    from fuzzaoti.corpus.record import store_failure
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.corpus.known_bugs import KnownList
 

@@ -9,7 +9,9 @@ Library code raises these; only the CLI turns them into a one-line message and e
     │   └── UnknownFinding  no finding with that id
     ├── UnknownName         an unknown backend, device or canary name
     ├── KnownListError      a user's known-bug list cannot be read or parsed
-    └── Unsupported         the installed torch cannot do what was asked (a canary, a config)
+    ├── Unsupported         the installed torch cannot do what was asked (a canary, a config)
+    └── WorkerDied          a worker process could not even start (a broken install, a canary
+                            this torch lacks): nothing can be checked here
 """
 
 
@@ -43,3 +45,7 @@ class KnownListError(FuzzaotiError):
 
 class Unsupported(FuzzaotiError):
     """The installed torch lacks something the request needs."""
+
+
+class WorkerDied(FuzzaotiError):
+    """A worker could not start (its message says why: the canary's error, how it exited)."""

@@ -24,7 +24,7 @@ from fuzzaoti.check.outcome import Outcome, fails_whole_batch
 from fuzzaoti.model.program import FLOAT_DTYPES, DimSpec, Node, Program
 from fuzzaoti.model.scale import reach, size_classes
 from fuzzaoti.check.signature import same_bug, signature
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 from fuzzaoti.strategies._shapes import crossing_shapes
 
 Check = Callable[..., list[Outcome]]  # (cases, alone=indices compiled on their own) -> outcomes

@@ -198,14 +198,14 @@ def main() -> None:
         parser.error(str(exc))
 
     if args.max_bytes is None:  # both arms draw, and run, within the campaign's own budget
-        from fuzzaoti.campaign import default_max_bytes, default_workers
+        from fuzzaoti.workers.placement import default_max_bytes, default_workers
 
         args.max_bytes = default_max_bytes(args.device, args.profile, None, default_workers(args.device, None))
     base = naive(args.minutes, args.device, args.seed, config_sets, args.profile, args.max_bytes)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
           f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
           f"{base.describe_configs()})", flush=True)
-    from fuzzaoti.campaign import default_workers
+    from fuzzaoti.workers.placement import default_workers
 
     counts = args.workers or [default_workers(args.device, None)]
     for workers in counts:

@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# quiet unless something fails: pip's notes (running as root, a newer pip, an index location
+# this machine's pip config names but lacks) are not the user's business on every set-up
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 if ! "$PY" -c "import torch" 2>/dev/null; then
-    "$PY" -m pip install -q "torch==2.13.0"
+    "$PY" -m pip install -qq "torch==2.13.0"
 fi
-"$PY" -m pip install -q -e ".[test]"
+"$PY" -m pip install -qq -e ".[test]"

@@ -78,7 +78,7 @@ def test_cuda_canary_campaign(tmp_path):
 def rotated_five_op_case(five_op_program):
     """The five-op program failing under the bmm-batch-rotate canary: (case, pool, target signature)."""
     from fuzzaoti.check.signature import signature
-    from fuzzaoti.strategies import Case
+    from fuzzaoti.model.case import Case
 
     case = Case(five_op_program, (((("b", 5), ("n", 12)), 3),))
     pool = WorkerPool(WorkerConfig(backend="aoti", canary="bmm-batch-rotate"))
@@ -103,7 +103,7 @@ def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(rotated_five_op_
 
 def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
     """index-wild makes the generated kernel read far out of bounds: the worker dies, we carry on."""
-    from fuzzaoti.strategies import Case
+    from fuzzaoti.model.case import Case
 
     case = Case(bmm_index_program, (((("b", 3), ("n", 9)), 1),))
     pool = WorkerPool(WorkerConfig(backend="aoti", canary="index-wild"))
@@ -136,7 +136,7 @@ def test_the_seeds_upper_bound_i64_case_is_checked_past_2_31_on_the_gpu():
     ``Dim(max=2**33)``, run at 3 * 2**30. fuzzaoti checks it element by element on the device
     (no host copy) and counts it as a run past a crossing; a pass or a mismatch, never an OOM."""
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
-    from fuzzaoti.strategies import Case
+    from fuzzaoti.model.case import Case
 
     program = Program((DimSpec("d0", 1, 2**33, 2**18),),
                       (InputSpec("x0", "int8", ("d0",), Values("int", -100, 100)),

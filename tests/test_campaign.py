@@ -155,7 +155,7 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
     (128, "0,1,2,3", 12),  # capped at 3 a GPU
 ])
 def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus, expected):
-    from fuzzaoti.campaign import default_workers
+    from fuzzaoti.workers.placement import default_workers
 
     # the cores this process may use (a scheduler's cpuset), not the node's
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)

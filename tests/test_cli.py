@@ -83,3 +83,18 @@ def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault)
     garbage = tmp_path / "p.json"
     garbage.write_text('{"program": {"version": 1}}')
     assert run_exit("check", str(garbage)) == 2
+
+
+def test_a_worker_that_cannot_start_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    # a canary this torch lacks, a broken install: WorkerDied is in the error tree, not a traceback
+    from fuzzaoti.errors import WorkerDied
+    from fuzzaoti.workers.pool import WorkerPool
+
+    def broken(self):
+        raise WorkerDied("canary 'index-shift': module 'torch._inductor' has no attribute 'x'\nTraceback ...")
+
+    monkeypatch.setattr(WorkerPool, "start", broken)
+    db = str(tmp_path / "c.db")
+    assert run_exit("fuzz", "--backend", "fake", "--max-batches", "1", "--corpus", db) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: canary 'index-shift': module 'torch._inductor' has no attribute 'x'"], err

@@ -3,7 +3,7 @@
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.shrink import shrink, size_key
 from fuzzaoti.check.signature import signature
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 from fuzzaoti.workers.worker import WorkerConfig
 
 
@@ -58,7 +58,7 @@ def test_a_failure_past_2_31_elements_shrinks_only_to_shapes_past_it():
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
     from fuzzaoti.model.scale import reach, size_classes
     from fuzzaoti.shrink import _shape_candidates
-    from fuzzaoti.strategies import Case
+    from fuzzaoti.model.case import Case
 
     program = Program((DimSpec("d0", 2, None, 4),), (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),
                       (Node("t0", "neg", ("x0",)),), ("t0",)).validate()

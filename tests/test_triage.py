@@ -1,4 +1,4 @@
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 from fuzzaoti.findings.triage import workaround_cases
 
 

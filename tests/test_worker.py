@@ -5,7 +5,7 @@ import re
 import pytest
 
 from fuzzaoti.workers.pool import WorkerPool
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 from fuzzaoti.workers.worker import WorkerConfig
 
 

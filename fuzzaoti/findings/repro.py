@@ -6,7 +6,7 @@ import json
 
 from fuzzaoti.model.program import Program
 from fuzzaoti.compile.render import repro_script
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 
 
 def finding_case(finding: dict) -> Case:

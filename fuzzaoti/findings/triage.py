@@ -17,7 +17,7 @@ from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
 from fuzzaoti.findings.repro import finding_case
 from fuzzaoti.check.signature import same_bug, signature
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 
 LADDER = ("eager", "aot_eager", "inductor", "aoti")
 

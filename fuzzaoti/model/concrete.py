@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from fuzzaoti.model import sizes
+from fuzzaoti.model.dtypes import ITEMSIZE
 from fuzzaoti.model.program import Program
 
 
@@ -25,8 +26,6 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
     return specs
 
 
-#: Bytes per element of the dtypes programs use (int8 and bool: 1), without importing torch.
-ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2}
 
 
 def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:

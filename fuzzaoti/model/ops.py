@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fuzzaoti.errors import InvalidProgram
-from fuzzaoti.model.program import DTYPES
+from fuzzaoti.model.dtypes import DTYPES
 
 
 # Helpers some op templates call; fuzzaoti.compile.render puts the source of those a program uses

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from fuzzaoti.model import sizes
+from fuzzaoti.model.dtypes import DTYPES, EPS, FLOAT_DTYPES
 from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.sizes import Size
 
@@ -23,11 +24,7 @@ SCHEMA_VERSION = 1
 DIM_KINDS = ("range", "auto", "dynamic")
 """``range``: ``Dim(name, min, max)``; ``auto``/``dynamic``: ``Dim.AUTO``/``Dim.DYNAMIC``."""
 
-DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
 VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct")
-FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
-EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "bfloat16": 2.0**-7, "float16": 2.0**-10}
-"""torch.finfo(dtype).eps, here so that the parent process need not import torch."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +193,7 @@ class Program:
     # ---- validation ----------------------------------------------------------------------
     def validate(self) -> Program:
         """Return self, or raise InvalidProgram naming the first problem found."""
-        from fuzzaoti.model.ops import OPS  # ops imports program for types; keep the cycle lazy
+        from fuzzaoti.model.ops import OPS  # ops renders programs; program only looks its ops up
 
         names: set[str] = set()
 

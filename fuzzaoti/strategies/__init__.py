@@ -12,8 +12,11 @@ This module only re-exports; the implementations live in the private modules bes
 """
 
 from fuzzaoti.strategies._profiles import PROFILES, Profile, get_profile
-from fuzzaoti.strategies._programs import CORE_OPS, batch_config_sets, config_sets, programs
-from fuzzaoti.strategies._shapes import Case, cases, runtime_shapes
+from fuzzaoti.model.case import Case, Run
+from fuzzaoti.strategies._configs import batch_config_sets, config_sets
+from fuzzaoti.strategies._core import CORE_OPS
+from fuzzaoti.strategies._programs import programs
+from fuzzaoti.strategies._shapes import cases, runtime_shapes
 
-__all__ = ["CORE_OPS", "PROFILES", "Case", "Profile", "batch_config_sets", "cases", "config_sets", "get_profile", "programs",
+__all__ = ["CORE_OPS", "PROFILES", "Case", "Profile", "Run", "batch_config_sets", "cases", "config_sets", "get_profile", "programs",
            "runtime_shapes"]

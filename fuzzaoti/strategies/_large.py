@@ -27,6 +27,7 @@ from fuzzaoti.model.ops import index_prefix
 from fuzzaoti.model.program import Values
 from fuzzaoti.model.shapes import drop_axis, replace_axis
 from fuzzaoti.strategies._big_dims import big_axis
+from fuzzaoti.strategies._core import ARANGE_MULTS, heads_bmm
 
 CHEAP = ("int8", "float16", "bfloat16")
 HALF = ("float16", "bfloat16")
@@ -92,7 +93,6 @@ def big_matmul(b) -> str:
 
 
 def big_heads_bmm(b) -> str:
-    from fuzzaoti.strategies._programs import heads_bmm
     from fuzzaoti.model.program import DimSpec
 
     dims = []
@@ -251,7 +251,6 @@ def big_cat(b) -> str:
 def big_arange_index(b) -> str:
     """``x[(arange(n) * mult + offset) % n]`` over a big ``n``: index arithmetic past 2**31 at
     every size, and offsets too once ``n`` is large (eager's int64 temporaries bound ``n``)."""
-    from fuzzaoti.strategies._programs import ARANGE_MULTS
 
     x = b.add_input(b.draw(st.sampled_from(CHEAP)), (big_axis(b, 1),))
     mult = b.draw(st.sampled_from(ARANGE_MULTS))

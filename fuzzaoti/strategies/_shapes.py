@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hypothesis import strategies as st
 
 from fuzzaoti.errors import InvalidArgument
+from fuzzaoti.model.case import Case, Run
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import CROSSINGS, MAX_WORK, checked_bytes, reach, work
 from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
@@ -14,22 +13,6 @@ from fuzzaoti.strategies._profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds
 MIN_LARGE_RUNS = 8
-
-
-@dataclass(frozen=True)
-class Case:
-    """A program and the runs it is checked at: ``(dim assignment, input seed)`` pairs."""
-
-    program: Program
-    runs: tuple[tuple[tuple[tuple[str, int], ...], int], ...]
-
-    def run_dicts(self) -> list[dict]:
-        return [{"env": dict(env), "seed": seed} for env, seed in self.runs]
-
-    @classmethod
-    def from_run_dicts(cls, program: Program, runs: list[dict]) -> Case:
-        """The inverse of ``run_dicts``: runs as stored in a corpus or a program file."""
-        return cls(program, tuple((tuple(sorted(r["env"].items())), r["seed"]) for r in runs))
 
 
 def _boundaries(lo: int, hi: int) -> list[int]:
@@ -126,7 +109,7 @@ def _cases(draw, programs_strategy, runs: int, cap: int, max_bytes: int, large: 
     else:
         envs = draw(st.lists(shapes, min_size=1, max_size=runs))
     seeds = draw(st.lists(st.integers(0, 2**31 - 1), min_size=len(envs), max_size=len(envs)))
-    return Case(program, tuple((tuple(sorted(e.items())), s) for e, s in zip(envs, seeds)))
+    return Case(program, tuple(Run.of(e, s) for e, s in zip(envs, seeds)))
 
 
 def _distinct_shapes(program: Program) -> int:

@@ -10,10 +10,8 @@ instead, and that run is skipped for it) and each member's outputs are judged by
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
-import traceback
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable
@@ -21,8 +19,8 @@ from typing import Any, Callable
 from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
+from fuzzaoti.workers import blame
 from fuzzaoti.model.concrete import input_specs
-from fuzzaoti.check.guards import refuted_guard
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
@@ -36,125 +34,6 @@ def _upcast(t, dtype: str = "float64"):
     import torch
 
     return t.to(getattr(torch, dtype)) if t.dtype.is_floating_point else t
-
-
-def _frames(error: BaseException) -> tuple[str, ...]:
-    """Innermost code locations of the root cause as ``file:function`` (no line numbers)."""
-    while (error.__cause__ or error.__context__) is not None:
-        error = error.__cause__ or error.__context__
-    frames = traceback.extract_tb(error.__traceback__)[-4:]
-    return tuple(f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in frames)
-
-
-def _failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
-    symptom = "invalid" if _rejected_spec(stage, error) else symptom_of_exception(error)
-    trace = "".join(traceback.format_exception(error))[-6000:]
-    message = f"{type(error).__name__}: {error}"[:4000] + "\n\n" + trace
-    return Outcome(stage=stage, symptom=symptom, message=message,
-                   error_type=type(error).__name__, frames=_frames(error), **extra)
-
-
-_PROGRAM_LINE = re.compile(r'File "<fuzzaoti program (\w+)>", line (\d+)')
-_MEMBER = re.compile(r"\bp(\d+)_")
-
-
-def _blamed_member(outcome: Outcome, merged: Program, count: int) -> int | None:
-    """The member whose code the failure came from, when its traceback (or Inductor's
-    "Original traceback" of the failing node) ends in a line of the merged module: each of its
-    lines names one member's inputs and nodes by that member's prefix. None if unknown."""
-    if count < 2:
-        return None
-    lines = render.program_source(merged).splitlines()
-    for found in reversed(list(_PROGRAM_LINE.finditer(outcome.message))):
-        number = int(found[2])
-        if found[1] != merged.id or not 0 < number <= len(lines):
-            continue
-        owners = {int(k) for k in _MEMBER.findall(lines[number - 1])}
-        if len(owners) == 1 and owners <= set(range(count)):
-            return owners.pop()
-    return None
-
-
-def _drop_failing_members(outcome: Outcome, stage: str, merged: Program, members: list[_Member], backend,
-                          device: str) -> set[int]:
-    """Members of a batch that failed as a whole which can be pinned without bisecting it: their
-    outcomes are set and the caller retries the rest. Export names the members whose ranges it
-    refused; a traceback can end in one member's code; and when an export failed for neither
-    reason, a backend that can export alone exports each member alone (an export costs a
-    second, a compile many). Any other failing member is only marked the suspect, which the
-    pool checks alone first."""
-    rejected = _rejected_members(outcome, len(members))
-    blamed = _blamed_member(outcome, merged, len(members))
-    if not rejected and outcome.symptom == "invalid" and blamed is not None:
-        rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
-    export = getattr(backend, "export", None)
-    for k in rejected:
-        message = outcome.message
-        wrong = _export_wrong(outcome, members[k].program, batch.prefix(k))
-        if wrong is not None and export is not None:  # export's bug: a finding only if it shows alone
-            wrong = _export_alone(members[k], export, device)
-            message = "export refused this range only inside a merged batch; alone it exports\n\n" + message
-        members[k].outcome = wrong or Outcome("export", "invalid", message)
-    if not rejected and stage == "export" and export is not None:
-        rejected = _fail_export_alone(members, export, device)
-    if not rejected and blamed is not None:
-        members[blamed].suspect = True
-    return rejected
-
-
-def _fail_export_alone(members: list[_Member], export: Callable[[dict, list], Any], device: str) -> set[int]:
-    """Export each member on its own, no compile; those that fail get that as their outcome."""
-    failed = set()
-    for k, m in enumerate(members):
-        outcome = _export_alone(m, export, device)
-        if outcome is not None:
-            m.outcome = outcome
-            failed.add(k)
-    return failed
-
-
-def _export_alone(member: _Member, export: Callable[[dict, list], Any], device: str) -> Outcome | None:
-    """How exporting ``member`` on its own fails (export's bug when the guard it claims holds
-    on the whole range), or None if it exports. A member whose range export refused only
-    inside a merged program is no finding: the merge, not the program, made the guard."""
-    try:
-        export(render.load_program(member.program), member.example_inputs(device))
-    except Exception as exc:  # noqa: BLE001
-        outcome = _failure("export", exc)
-        return _export_wrong(outcome, member.program, "") or outcome
-    return None
-
-
-def _rejected_members(outcome: Outcome, count: int) -> set[int]:
-    """Members of a merged program whose dynamic shapes export refused, by their name prefix."""
-    if outcome.symptom != "invalid" or count == 1:
-        return set()
-    head = outcome.message.split("\n\n", 1)[0]
-    return {k for k in range(count) if batch.prefix(k) in head}
-
-
-def _export_wrong(outcome: Outcome, program: Program, prefix: str) -> Outcome | None:
-    """Export's rejection of a member's declared range (its names carry ``prefix`` in the merged
-    program), when the guard it says the range violates holds on the whole range: export's
-    bug, not the program's (``fuzzaoti.check.guards``)."""
-    if outcome.symptom != "invalid":
-        return None
-    refuted = refuted_guard(outcome.message.split("\n\n", 1)[0], program, prefix)
-    if refuted is None:
-        return None
-    guard, how = refuted
-    message = f"UserError: Constraints violated by a valid range: {guard}\n{how}\n\n{outcome.message}"
-    return Outcome("export", "exception", message, error_type="UserError", frames=outcome.frames)
-
-
-def _rejected_spec(stage: str, error: BaseException) -> bool:
-    """torch.export refusing the program as written, not torch failing: the declared dynamic
-    shapes are wrong (``Constraints violated``), or a size read from data needs more
-    ``torch._check`` hints than the program gives (a data-dependent guard: the user's job)."""
-    if stage != "export":
-        return False
-    name = type(error).__name__
-    return (name == "UserError" and "Constraints violated" in str(error)) or name == "GuardOnDataDependentSymNode"
 
 
 class _StageClock:
@@ -295,7 +174,7 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
         # a CUDA error outside the guarded run (eager after a compiled run, the oracle reading a
         # compiled output) poisons this process: every later check in it would fail too. The
         # batch fails as a whole, fatally, so the pool goes on in a fresh worker
-        batch_outcome = _failure(clock.current or "run", exc)
+        batch_outcome = blame.failure(clock.current or "run", exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
             "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
@@ -319,8 +198,6 @@ def gpu_budget(share: int = 1) -> int:
 
 
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
-    import torch
-
     with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
         while True:
             programs = [m.program for m in members]
@@ -330,10 +207,10 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 prepared = backend.prepare(merged, render.load_program(merged), example, device, workdir, progress)
                 break
             except StageFailure as failure:
-                outcome = _failure(failure.stage, failure.error)
+                outcome = blame.failure(failure.stage, failure.error)
                 if len(members) == 1:
-                    return _export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
-                dropped = _drop_failing_members(outcome, failure.stage, merged, members, backend, device)
+                    return blame.export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
+                dropped = blame.drop_failing_members(outcome, failure.stage, merged, members, backend, device)
                 if not dropped:
                     return outcome
                 members = [m for k, m in enumerate(members) if k not in dropped]
@@ -413,7 +290,7 @@ class _Runner:
                 self.members[next(iter(judged))].suspect = True
             if len(self.members) == 1:  # a lone member's failing run is known exactly
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
-            return _failure("run", exc, **where)
+            return blame.failure("run", exc, **where)
         self.progress(f"compare {r}")
         for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
             if k in judged:

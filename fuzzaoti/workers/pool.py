@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Sequence
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
-from fuzzaoti.strategies import Case
+from fuzzaoti.model.case import Case
 from fuzzaoti.workers.worker import Worker, WorkerConfig
 
 

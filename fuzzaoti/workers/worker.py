@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fuzzaoti.check.outcome import Outcome, fatal_for_process
+from fuzzaoti.errors import WorkerDied
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
 
@@ -73,10 +74,6 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
         except Exception:  # noqa: BLE001 - a fuzzaoti bug: report it rather than die silently
             result = {"internal_error": traceback.format_exc()}
         send("result", result)
-
-
-class WorkerDied(Exception):
-    """The worker could not even start (a broken install, a canary this torch lacks)."""
 
 
 class Worker:

@@ -1,0 +1,25 @@
+"""A failing case recorded as a finding: its signature, the known-bug list's verdict, the corpus row.
+
+One function for every path that records (a campaign, ``fuzzaoti check --record``), so a
+finding looks the same whoever found it.
+"""
+
+from __future__ import annotations
+
+from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.signature import signature
+from fuzzaoti.corpus.known_bugs import KnownBug, KnownList
+from fuzzaoti.corpus.store import Corpus
+from fuzzaoti.model.case import Case
+
+
+def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, device: str, canary: str | None,
+                  case: Case, outcome: Outcome, versions: dict) -> tuple[int, bool, str, KnownBug | None]:
+    """Record a failing case in the corpus (a new finding or one more hit), ``known`` when its
+    signature is on the known-bug list. Returns (finding id, is new, signature, known bug)."""
+    runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
+    sig = signature(outcome, case.program)
+    bug = known.match(sig, canary)
+    fid, new = corpus.record_failure(campaign_id, device, canary, sig, outcome.to_dict(), case.program.to_json(),
+                                     runs, versions, known_note=bug.note if bug else None)
+    return fid, new, sig, bug

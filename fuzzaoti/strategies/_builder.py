@@ -1,0 +1,110 @@
+"""The mutable builder a program is drawn with: dims, inputs, nodes and their symbolic shapes.
+
+Every strategy module draws through one ``Builder``; ``program()`` freezes and validates it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fuzzaoti.model import sizes
+from fuzzaoti.model.concrete import tensor_bytes
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.strategies._profiles import Profile
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+INDEX_DTYPES = ("int64", "int32")
+DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
+
+
+class Builder:
+    """Mutable state while one program is drawn; ``program()`` freezes it."""
+
+    def __init__(self, draw, profile: Profile):
+        self.draw, self.profile = draw, profile
+        self.dims: list[DimSpec] = []
+        self.used_dims: set[str] = set()  # dims some input axis uses directly (roots for derived)
+        self.inputs: list[InputSpec] = []
+        self.nodes: list[Node] = []
+        self.shapes: dict[str, tuple[sizes.Size, ...]] = {}
+        self.dtypes: dict[str, str] = {}
+
+    # ---- sizes -----------------------------------------------------------------------------
+    def new_dim(self) -> str:
+        draw, prof = self.draw, self.profile
+        kind = draw(st.sampled_from(DIM_KINDS))
+        low = draw(st.sampled_from((2, 1, 3)))
+        # torch.export rejects Dim(min=max): a dynamic dim spans at least two sizes
+        high = None if kind == "unbounded" else low + 1 + draw(st.integers(0, prof.max_dim - low - 1))
+        top = high if high is not None else prof.cap
+        hint = draw(st.integers(max(low, 2), max(top, 2)))
+        name = f"d{len(self.dims)}"
+        spec_kind = "range" if kind in ("bounded", "unbounded") else kind
+        self.dims.append(DimSpec(name, low, high if spec_kind == "range" else top, hint, spec_kind))
+        return name
+
+    def size(self, allow_derived: bool = True) -> sizes.Size:
+        """A size for a new input axis: a constant, an existing dim, a new dim, or derived."""
+        choice = self.draw(st.sampled_from(("new", "existing", "const", "derived")))
+        ranged = [d.name for d in self.dims if d.kind == "range" and d.name in self.used_dims]
+        if choice == "existing" and self.dims:
+            return self.draw(st.sampled_from([d.name for d in self.dims]))
+        if choice == "const":
+            return self.draw(st.integers(1, self.profile.max_const))
+        if choice == "derived" and allow_derived and ranged:
+            root = self.draw(st.sampled_from(ranged))
+            return self.draw(st.sampled_from((f"2*{root}", f"{root}+1")))
+        return self.new_dim()
+
+    def min_of(self, size: sizes.Size) -> int:
+        ranges = {d.name: (d.min, d.max if d.max is not None else self.profile.cap) for d in self.dims}
+        return sizes.parse(size).bounds(ranges)[0]
+
+    def min_bytes(self) -> int:
+        """Bytes of the inputs drawn so far at their smallest sizes: the room a static input
+        drawn now must leave them (runtime shapes shrink dynamic dims to fit, never static ones)."""
+        return sum(tensor_bytes(spec.dtype, map(self.min_of, spec.shape)) for spec in self.inputs)
+
+    # ---- tensors ---------------------------------------------------------------------------
+    def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None) -> str:
+        name = f"x{len(self.inputs)}"
+        if values is None:
+            values = Values("normal") if dtype in FLOAT_DTYPES else Values("int", -100, 100)
+        self.inputs.append(InputSpec(name, dtype, tuple(sizes.canonical(s) for s in shape), values))
+        self.used_dims |= {n for s in shape for n in sizes.parse(s).dims}
+        self.shapes[name], self.dtypes[name] = tuple(shape), dtype
+        return name
+
+    def add_node(self, op: str, args: tuple[str, ...], shape, out_dtype: str, **attrs: Any) -> str:
+        name = f"t{len(self.nodes)}"
+        self.nodes.append(Node(name, op, args, tuple(sorted(attrs.items()))))
+        self.shapes[name], self.dtypes[name] = tuple(shape), out_dtype
+        return name
+
+    def index_input(self, shape, bound: sizes.Size, negative: bool, dtypes=INDEX_DTYPES) -> str:
+        """An index tensor of ``shape`` whose values index a dim of size ``bound``."""
+        dtype = self.draw(st.sampled_from(dtypes))
+        low = sizes.negate(bound) if negative else 0
+        return self.add_input(dtype, shape, Values("int", low, sizes.canonical(bound)))
+
+    def exportable(self, size: sizes.Size) -> bool:
+        """Can an input axis have this size? torch.export takes ints, dims, and ``a*d+b`` of a
+        ``Dim`` with a range (not of ``Dim.AUTO``/``Dim.DYNAMIC``)."""
+        affine = sizes.parse(size)
+        if not affine.coefs:
+            return True
+        if len(affine.coefs) > 1 or affine.coefs[0][1] < 1:
+            return False
+        (name, coef), = affine.coefs
+        plain = coef == 1 and affine.const == 0
+        return plain or (self.dims_by_name()[name].kind == "range" and name in self.used_dims)
+
+    def dims_by_name(self) -> dict[str, DimSpec]:
+        return {d.name: d for d in self.dims}
+
+    def program(self, outputs: tuple[str, ...], configs: dict[str, Any]) -> Program:
+        return Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
+                       tuple(sorted(configs.items()))).validate()
+

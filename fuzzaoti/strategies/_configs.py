@@ -1,0 +1,62 @@
+"""The Inductor config sets programs are compiled with, and how often a campaign draws each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fuzzaoti import compat
+from fuzzaoti.errors import InvalidArgument
+
+#: The Inductor config sets programs are compiled with, per device, by the name ``fuzz
+#: --configs`` takes (a campaign draws them all unless told one).
+CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cpu": {"default": {}},
+    "cuda": {
+        "default": {},
+        "max_autotune": {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},
+        "native_matmul": {"triton.native_matmul": True},
+    },
+}
+
+
+#: Compile cost per program of a config that makes a compile dearer, relative to the defaults,
+#: in worker-seconds per program of H200 campaigns (torch 2.11, 2 workers; printed by the
+#: campaign summary): defaults 1.1, max_autotune 7.0 and 8.6 (every GEMM's Triton choices
+#: compiled and timed, which batching does not share), triton.native_matmul 3.3 in two runs.
+#: (An older engine measured 1.7, 5.4 and 7.4: re-measure when the engine changes.)
+CONFIG_COST = {"max_autotune": 7, "triton.native_matmul": 3}
+
+
+def config_cost(configs: dict[str, Any]) -> int:
+    """What a program compiled with ``configs`` costs, in default-compile units (its dearest key)."""
+    return max([CONFIG_COST.get(key, 1) for key in configs] or [1])
+
+
+def named_config_sets(device: str) -> dict[str, dict[str, Any]]:
+    """The compile config sets drawn on ``device`` that the installed torch supports, by name."""
+    if device not in CONFIG_SETS:
+        raise InvalidArgument(f"device={device!r} must be one of {sorted(CONFIG_SETS)}")
+    return {name: c for name, c in CONFIG_SETS[device].items() if all(map(compat.config_supported, c))}
+
+
+def config_sets(device: str) -> list[dict[str, Any]]:
+    """The compile config sets drawn on ``device`` that the installed torch supports."""
+    return list(named_config_sets(device).values())
+
+
+def batch_config_sets(device: str, only: str | None = None) -> list[dict[str, Any]]:
+    """``config_sets(device)``, each repeated in inverse proportion to its ``CONFIG_COST``: a
+    campaign that draws each batch's configs from this list gives every config set about the
+    same compile time, rather than the same number of batches (which spent 85% of an H200
+    campaign's compile time in the two dear sets). ``only``: just the set of that name (a
+    campaign aimed at one Inductor feature, or a benchmark that compares like with like)."""
+    if only is not None:
+        named = named_config_sets(device)
+        if only not in named:
+            why = "is not supported by this torch" if only in CONFIG_SETS[device] else f"is not drawn on {device}"
+            raise InvalidArgument(f"config set {only!r} {why}: use one of {', '.join(named)}")
+        return [named[only]]
+    sets = config_sets(device)
+    costs = [config_cost(c) for c in sets]
+    return [c for c, cost in zip(sets, costs) for _ in range(round(max(costs) / cost))]
+

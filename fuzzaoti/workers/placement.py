@@ -1,0 +1,66 @@
+"""Where a campaign's workers run: how many, on which GPUs, and with what byte budget each.
+
+Kept apart from the campaign loop: a batch scheduler (Slurm, a container's cpuset) decides
+cores and GPUs, and each rule here says what it was measured on.
+"""
+
+from __future__ import annotations
+
+import os
+
+from fuzzaoti.strategies import get_profile
+
+
+def gpu_ids(gpus: str | None) -> list[str]:
+    """The GPU ids workers are pinned to: ``--gpus``, else the visible ones (at least one slot)."""
+    if gpus:
+        return [g.strip() for g in gpus.split(",") if g.strip()]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return (visible.split(",") if visible else [str(i) for i in range(_gpu_count())]) or ["0"]
+
+
+def default_workers(device: str, gpus: str | None) -> int:
+    """One worker on cpu; on cuda, per GPU one worker for every 5 of its CPU cores, 1 to 3.
+
+    A worker's GPU idles while it compiles, and most of a compile is one core of Python
+    (export, Inductor's lowering and its sympy reasoning), so more workers per GPU compile side
+    by side; each also needs cores for Triton's parallel kernel compiles and g++. Measured on
+    the H200 (16 cores), one bench run, 7 minutes an arm: 2 workers 51.1 programs/min, 3 workers
+    66.8. Four lost in an earlier run with an older engine (5.8x the naive loop): each
+    max_autotune program cost 14.3 worker-seconds against 7.0 with 2, as their autotune
+    benchmarks shared the GPU. Hence the cap."""
+    if device != "cuda":
+        return 1
+    n_gpus = len(gpu_ids(gpus))
+    cores_per_gpu = usable_cores() // n_gpus
+    return n_gpus * min(3, max(1, cores_per_gpu // 5))
+
+
+def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
+    """The byte budget of one checked run: the profile's, except for the large profile on cuda:
+    the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""
+    if device != "cuda" or profile != "large":
+        return get_profile(profile).max_bytes
+    from fuzzaoti.workers.execute import gpu_budget
+
+    return gpu_budget(share=max(1, -(-workers // len(gpu_ids(gpus)))))
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on: a batch scheduler (Slurm, a container's cpuset)
+    often grants a job a few cores of a large node, and ``os.cpu_count()`` counts the node's."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def pin_gpu(k: int, gpus: str | None) -> dict[str, str]:
+    """Worker k runs on GPU k modulo the chosen GPUs."""
+    ids = gpu_ids(gpus)
+    return {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]}
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
