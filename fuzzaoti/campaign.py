@@ -10,7 +10,6 @@ so a killed campaign loses at most the batch in flight.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 from fuzzaoti import compat
 from fuzzaoti.corpus import Corpus
+from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import MAX_BATCH, BatchSizes
 from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
@@ -135,7 +135,7 @@ class Campaign:
         so the resumed run draws fresh batches rather than repeating the first ones.
         """
         row = corpus.campaign(campaign_id)
-        _refuse_if_alive(row)
+        refuse_if_alive(row)
         stored = json.loads(row["settings"])
         known = {k: v for k, v in stored.items() if k in CampaignSettings.__dataclass_fields__}
         if minutes is not None:
@@ -393,18 +393,3 @@ class Campaign:
                 f"{c.failures} failures, {c.quarantined} quarantined, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
-
-
-def _refuse_if_alive(row: dict) -> None:
-    """A campaign still running in a live process on this host must not be resumed twice."""
-    import socket
-
-    from fuzzaoti.errors import CorpusError
-
-    if row["status"] != "running" or row["host"] != socket.gethostname() or row["pid"] == os.getpid():
-        return
-    try:
-        os.kill(row["pid"], 0)
-    except (ProcessLookupError, PermissionError):
-        return
-    raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")

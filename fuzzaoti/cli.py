@@ -11,10 +11,12 @@ import sys
 
 import click
 
-from fuzzaoti.compile.backends import DEVICES
+from fuzzaoti.compile.backends import BACKENDS, CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
+from fuzzaoti.corpus.store import FINDING_STATUSES
+from fuzzaoti.strategies._profiles import PROFILES
 
 DEFAULT_CORPUS = "fuzzaoti.db"
 EXIT_USAGE = 2
@@ -75,13 +77,13 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "
               "[default: the visible GPUs]")
 @click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
-@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True,
+@click.option("--backend", type=click.Choice(CAMPAIGN_BACKENDS), default="aoti", show_default=True,
               help="'fake' is the fast test double (no compiles).")
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
 @click.option("--triage/--no-triage", default=True, show_default=True,
               help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
-@click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True,
+@click.option("--profile", type=click.Choice(list(PROFILES)), default="small", show_default=True,
               help="Program sizes: 'large' runs every op family past 2**31 and 2**32 elements and bmm batches past 65535 (GPU nodes).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes of one checked run: inputs, intermediates, outputs and the reference.  "
@@ -107,6 +109,8 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
         batch_config_sets(device, configs)
         if device == "cuda":
             _require_cuda()
+    from fuzzaoti.progress import Display
+
     display = Display()
     with Corpus.open(corpus_path, create=resume_id is None) as corpus:
         if resume_id is not None:
@@ -131,56 +135,31 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
         display.close()
 
 
-class Display:
-    """Progress on a terminal: one status line rewritten in place; elsewhere plain lines."""
-
-    def __init__(self) -> None:
-        self.live = sys.stdout.isatty()
-        self.every = 1.0 if self.live else 10.0
-        self.pending = False
-
-    def __call__(self, line: str) -> None:
-        if self.live and line.startswith("["):
-            click.echo("\r\x1b[K" + line, nl=False)
-            self.pending = True
-            return
-        self.close()
-        click.echo(line)
-
-    def close(self) -> None:
-        if self.pending:
-            click.echo("")
-            self.pending = False
-
-
 @main.command()
 @corpus_option
 def stats(corpus_path) -> None:
     """Campaigns stored in the corpus: settings, duration and counts."""
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.findings.show import campaign_line
 
     with Corpus.open(corpus_path) as corpus:
         rows = corpus.campaigns()
     if not rows:
         click.echo("no campaigns")
     for c in rows:
-        canary = f" canary={c['canary']}" if c["canary"] else ""
-        click.echo(f"{c['id']:>4}  {c['status']:<11} {c['backend']}/{c['device']}{canary} started {c['started_at']} "
-                   f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
-                   f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
-                   f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts, "
-                   f"{c['quarantined'] or 0} quarantined")
+        click.echo(campaign_line(c))
 
 
 @main.command(name="list")
 @corpus_option
-@click.option("--status", type=click.Choice(["new", "known", "fixed"]), default=None, help="Only findings with this status.")
+@click.option("--status", type=click.Choice(FINDING_STATUSES), default=None, help="Only findings with this status.")
 @click.option("--families", "by_family", is_flag=True,
               help="One line per family: findings that likely share a root cause (see 'fuzzaoti triage').")
 def list_(corpus_path, status, by_family) -> None:
     """List the findings in the corpus, one line each."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.families import families
+    from fuzzaoti.findings.show import finding_line
 
     with Corpus.open(corpus_path) as corpus:
         rows = list(corpus.findings(status))
@@ -192,9 +171,7 @@ def list_(corpus_path, status, by_family) -> None:
                 click.echo(f"{len(members)} finding(s) [{ids}], {sum(f['hits'] for f in members)} hits: {key}")
             return
         for f in rows:
-            canary = f" canary={f['canary']}" if f["canary"] else ""
-            click.echo(f"{f['id']:>4}  {f['status']:<5} {f['device']:<4} hits={f['hits']:<3} "
-                       f"torch {f['torch_version']}{canary}  {f['signature'][:100]}")
+            click.echo(finding_line(f))
 
 
 @main.command()
@@ -241,7 +218,7 @@ def replay(finding_id, corpus_path, inject, device) -> None:
 @click.option("--minutes", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Time budget.")
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
               help="Shrink with this canary installed.  [default: the finding's own canary]")
-@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True)
+@click.option("--backend", type=click.Choice(CAMPAIGN_BACKENDS), default="aoti", show_default=True)
 def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
     """Shrink a finding to the smallest program and shape with the same signature."""
     from fuzzaoti.corpus import Corpus
@@ -279,7 +256,7 @@ def repro(finding_id, corpus_path, output) -> None:
 @click.option("--sample", "n", type=click.IntRange(min=1), default=1000, show_default=True,
               help="How many programs to draw.")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
-@click.option("--profile", type=click.Choice(["small", "large"]), default="small", show_default=True)
+@click.option("--profile", type=click.Choice(list(PROFILES)), default="small", show_default=True)
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes of one checked run.  [default: the profile's; large on a CUDA node: as a campaign's]")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -305,19 +282,13 @@ def _cuda_available() -> bool:
 
 
 def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "aoti"):
-    """A worker pool on the finding's device (checked to exist), with the canary if asked, else
-    the canary the finding was found under: without its fault a canary finding cannot fail, so
-    shrinking or triaging it would only report that it no longer reproduces."""
-    from fuzzaoti.workers.pool import WorkerPool
-    from fuzzaoti.workers.worker import WorkerConfig
+    """The finding's worker pool (``findings.replay.finding_pool``), its device checked to exist."""
+    from fuzzaoti.findings.replay import finding_pool
 
     finding = corpus.finding(finding_id)
     if finding["device"] == "cuda":
         _require_cuda()
-    if inject is None and finding["canary"]:
-        inject = finding["canary"]
-        click.echo(f"finding {finding_id} was found under canary {inject}: installing it (--inject to choose)")
-    return WorkerPool(WorkerConfig(device=finding["device"], backend=backend, canary=inject))
+    return finding_pool(finding, inject, backend, click.echo)
 
 
 @main.command()
@@ -347,95 +318,54 @@ def triage(finding_id, corpus_path, inject) -> None:
 def report(finding_id, corpus_path, directory) -> None:
     """Write an upstream-ready Markdown bug report and its standalone repro script."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.findings.families import family_key
+    from fuzzaoti.findings.families import relatives
     from fuzzaoti.findings.report import write_report
 
     with Corpus.open(corpus_path) as corpus:
         finding = corpus.finding(finding_id)
-        key = family_key(finding)
-        relatives = [f["id"] for f in corpus.findings() if f["id"] != finding_id and family_key(f) == key]
-    report_path, repro_path = write_report(finding, directory, relatives)
+        related = relatives(finding, corpus.findings())
+    report_path, repro_path = write_report(finding, directory, related)
     click.echo(f"wrote {report_path} and {repro_path}")
 
 
 @main.command()
 @corpus_option
-@click.option("--backend", type=click.Choice(["aoti", "fake"]), default="aoti", show_default=True)
+@click.option("--backend", type=click.Choice(CAMPAIGN_BACKENDS), default="aoti", show_default=True)
 def recheck(corpus_path, backend) -> None:
     """Replay every open finding (not canary ones) and mark those that now pass as fixed."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.findings.replay import replay as do_replay
+    from fuzzaoti.findings.replay import recheck as recheck_all
 
     with Corpus.open(corpus_path) as corpus:
-        open_ids = [f["id"] for f in corpus.findings() if f["status"] != "fixed" and not f["canary"]]
-        fixed = 0
-        for fid in open_ids:
-            if corpus.finding(fid)["device"] == "cuda":
-                _require_cuda()
-            result = do_replay(corpus, fid, backend=backend)
-            click.echo(result.describe())
-            if result.outcome.passed:
-                corpus.set_status(fid, "fixed")
-                fixed += 1
-    click.echo(f"rechecked {len(open_ids)} open findings: {fixed} now pass and are marked fixed")
+        replayed, fixed = recheck_all(corpus, backend, click.echo,
+                                      lambda f: _require_cuda() if f["device"] == "cuda" else None)
+    click.echo(f"rechecked {replayed} open findings: {fixed} now pass and are marked fixed")
 
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
-@click.option("--backend", type=click.Choice(["aoti", "eager", "aot_eager", "inductor", "fake"]), default="aoti",
+@click.option("--backend", type=click.Choice(list(BACKENDS)), default="aoti",
               show_default=True)
 @click.option("--record", "record_path", default=None, type=click.Path(dir_okay=False),
               help="Also store each failure as a finding in this corpus (for report, replay, triage).")
 def check(files, device, inject, backend, record_path) -> None:
     """Check hand-written program files (JSON: a program, or {"program", "runs"} as in
     corpus/known/) against eager, all compiled as one batch. Exits 1 if any fails."""
-    from fuzzaoti.errors import InvalidProgram
-    from fuzzaoti.workers.pool import WorkerPool
-    from fuzzaoti.findings.repro import file_case
-    from fuzzaoti.check.signature import signature
-    from fuzzaoti.workers.worker import WorkerConfig
+    from fuzzaoti.corpus.record import record_checked
+    from fuzzaoti.findings.check_files import check_files, read_case_file
 
-    cases = []
-    for path in files:
-        try:
-            with open(path) as f:
-                cases.append(file_case(json.load(f)))
-        except (ValueError, KeyError, TypeError, InvalidProgram) as exc:
-            raise click.UsageError(f"{path} is not a fuzzaoti program file: {exc}") from None
+    cases = [read_case_file(path) for path in files]
     if device == "cuda":
         _require_cuda()
-    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=inject))
-    try:
-        outcomes = pool.check(cases)
-    finally:
-        pool.close()
-    for path, case, outcome in zip(files, cases, outcomes):
-        if outcome.is_finding:
-            verdict = f"FAILS {signature(outcome, case.program)}"
-        else:
-            verdict = "passes" if outcome.passed else f"invalid: {outcome.message.strip()[:200]}"
+    checked = check_files(cases, device, inject, backend)
+    for path, (case, outcome, verdict) in zip(files, checked):
         click.echo(f"{path}: {verdict}")
     if record_path is not None:
-        _record_checked(record_path, device, inject, cases, outcomes)
-    if any(o.is_finding for o in outcomes):
+        record_checked(record_path, device, inject, [(c, o) for c, o, _ in checked], click.echo)
+    if any(o.is_finding for _, o, _ in checked):
         sys.exit(1)
-
-
-def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
-    """Store ``check``'s failures as findings (outside any campaign), naming known bugs."""
-    from fuzzaoti import compat
-    from fuzzaoti.corpus.record import store_failure
-    from fuzzaoti.corpus import Corpus
-    from fuzzaoti.corpus.known_bugs import KnownList
-
-    known, versions = KnownList.load(corpus_path), compat.torch_versions()
-    with Corpus.open(corpus_path, create=True) as corpus:
-        for case, outcome in zip(cases, outcomes):
-            if outcome.is_finding:
-                fid, new, _, _ = store_failure(corpus, known, None, device, canary, case, outcome, versions)
-                click.echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")
 
 
 @main.command()
@@ -444,17 +374,11 @@ def _record_checked(corpus_path, device, canary, cases, outcomes) -> None:
 def known(corpus_path, known_file) -> None:
     """Mark stored 'new' findings that match the known-bug list as 'known', naming the entry."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.corpus.known_bugs import KnownList
+    from fuzzaoti.corpus.known_bugs import KnownList, mark_known
 
     bugs = KnownList.load(corpus_path, known_file)
     with Corpus.open(corpus_path) as corpus:
-        marked = 0
-        for f in list(corpus.findings("new")):
-            bug = bugs.match(f["signature"], f["canary"])
-            if bug is not None:
-                corpus.set_status(f["id"], "known", known_note=bug.note)
-                click.echo(f"finding {f['id']} is known: {bug.note}")
-                marked += 1
+        marked = mark_known(corpus, bugs, click.echo)
     click.echo(f"{len(bugs.bugs)} known bugs; {marked} findings newly marked known")
 
 

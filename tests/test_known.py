@@ -42,11 +42,23 @@ def test_known_case_is_a_valid_program_that_eager_runs_cleanly(path):
 
 @pytest.mark.aoti
 @pytest.mark.parametrize("path", ON_ITS_DEVICE, ids=os.path.basename)
-def test_known_case_reproduces_with_its_signature(path):
+def test_known_case_fails_in_its_torch_range_and_passes_past_its_fix(path):
+    # strict both ways: a pipeline that stopped catching this bug fails here (inside the range
+    # the entry names), and so does a regression after its fix
+    import torch
+
+    from fuzzaoti.corpus.known_bugs import expected_result
+
+    data = json.load(open(path))
+    expected = expected_result(data, torch.__version__)
+    if expected == "unknown":
+        pytest.skip(f"not known to fail before torch {data['fails_from']}")
     data, program, outcome = _check(path, "aoti", _device(path))
-    if outcome.passed:
-        pytest.xfail(f"fixed in this torch: {data['title']}")
-    assert signature(outcome, program) == data["signature"]
+    if expected == "pass":
+        assert outcome.passed, f"fixed in {data['fixed_in']}, fails again: {signature(outcome, program)}"
+    else:
+        assert not outcome.passed, f"passes on torch {torch.__version__}: fixed? set its fixed_in"
+        assert signature(outcome, program) == data["signature"]
 
 
 def _beside_a_passing_program(five_op_program, name):

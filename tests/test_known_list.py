@@ -95,3 +95,16 @@ def test_every_builtin_pattern_matches_its_own_case():
             assert not bugs, path
             continue
         assert any(b.matches(data["signature"]) for b in bugs), path
+
+
+def test_every_builtin_entry_names_the_torch_range_it_fails_in():
+    from fuzzaoti import compat
+    from fuzzaoti.corpus.known_bugs import builtin_entries, expected_result
+
+    for name, data in builtin_entries():
+        assert compat.release(data["fails_from"]) >= (2, 11), name
+        if "fixed_in" in data:
+            assert compat.release(data["fixed_in"]) > compat.release(data["fails_from"]), name
+    tiling = dict(builtin_entries())["inductor-tiling-derived-dim-assert.json"]  # fails 2.11, fixed in 2.13
+    assert [expected_result(tiling, v) for v in ("2.10.0", "2.11.0+cu130", "2.12.1", "2.13.0+cpu")] == \
+        ["unknown", "fail", "fail", "pass"]

@@ -7,17 +7,19 @@ import sys
 from click.testing import CliRunner
 
 from fuzzaoti.cli import main
+from fuzzaoti.corpus import Corpus
 
 
-def _campaign(db, fault_env):
+def _campaign(db, monkeypatch, fault):
+    """A fake-backend campaign whose workers misbehave as ``fault`` says (FUZZAOTI_FAKE_FAULT)."""
+    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", fault)
     return CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "8",
                                      "--shrink-minutes", "0.5", "--corpus", db], catch_exceptions=False)
 
 
-def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, fake_fault, monkeypatch):
-    fake_fault("bmm:wrong")
+def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, monkeypatch):
     db = str(tmp_path / "c.db")
-    assert "NEW finding 1" in _campaign(db, "bmm:wrong").output
+    assert "NEW finding 1" in _campaign(db, monkeypatch, "bmm:wrong").output
     monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
     out = CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
     assert out.exit_code == 0, out.output
@@ -31,17 +33,23 @@ def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, fake_fa
     assert not re.search(r"^\s*(import|from)\s+fuzzaoti", repro, re.M)
 
 
-def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, fake_fault, monkeypatch):
-    fake_fault("bmm:wrong")
+def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     db = str(tmp_path / "c.db")
-    _campaign(db, "bmm:wrong")
+    _campaign(db, monkeypatch, "bmm:wrong")
+    with Corpus.open(db) as corpus:
+        found = sorted(f["id"] for f in corpus.findings())
+    assert found, "the campaign found nothing to recheck"
     runner = CliRunner()
     still = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
-    assert "0 now pass" in still.output
+    assert still.exit_code == 0 and f"rechecked {len(found)} open findings: 0 now pass" in still.output
+    assert still.output.count("STILL FAILS") == len(found)
     monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "nothing:wrong")  # "upgrade torch": the bug is gone
     fixed = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
-    assert "0 now pass" not in fixed.output
-    assert "fixed" in runner.invoke(main, ["list", "--corpus", db, "--status", "fixed"]).output
+    assert f"rechecked {len(found)} open findings: {len(found)} now pass and are marked fixed" in fixed.output
+    with Corpus.open(db) as corpus:
+        assert sorted(f["id"] for f in corpus.findings("fixed")) == found
+    again = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])  # fixed ones are not replayed
+    assert "rechecked 0 open findings" in again.output
 
 
 def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):

@@ -35,8 +35,10 @@ def test_faults_come_back_as_values(bmm_index_program, fake_fault, mode, stage, 
         (outcome,) = pool.check([_case(bmm_index_program)])
         assert (outcome.stage, outcome.symptom) == (stage, symptom)
         assert outcome.env == {"b": 3, "n": 9}
-        # the pool goes on: a crashed or hung worker is replaced for the next batch
-        fake_fault("nothing:wrong")
+        # the pool goes on: a crashed or hung worker is replaced for the next batch, and only then
+        (after,) = pool.check([_innocent()])
+        assert after.passed and after.runs_checked == 1
+        assert pool.restarts == (1 if mode in ("crash", "hang") else 0)
     finally:
         pool.close()
 

@@ -5,11 +5,13 @@ Two sources, both plain data:
 
 * the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` and shipped with the
   package. An entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the
-  ``signature`` they give when checked alone on its ``device`` (default cpu;
-  tests/test_known.py replays them there), and the
+  ``signature`` they give when checked alone on its ``device`` (default cpu), the torch
+  releases it fails on: from ``fails_from`` (the first release it was seen failing on) up to
+  ``fixed_in`` where known (tests/test_known.py replays each there: in that range it must fail
+  with its signature, from ``fixed_in`` on it must pass), and the
   globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
   signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it may add ``quarantine`` (feature
-  sets), ``devices`` and ``fixed_in`` (the first torch release with the fix);
+  sets) and ``devices``;
 * a text file the user maintains (``--known FILE``; by default ``fuzzaoti-known.txt`` beside
   the corpus when it exists), one entry per line::
 
@@ -103,3 +105,27 @@ def read_user_file(path: str) -> list[KnownBug]:
             raise KnownListError(f"{path}:{number}: not a signature pattern (stage/symptom/detail): {pattern!r}")
         bugs.append(KnownBug(pattern, note.strip() or f"{os.path.basename(path)}:{number}", path))
     return bugs
+
+
+def mark_known(corpus, bugs: KnownList, echo=print) -> int:
+    """Mark the corpus's 'new' findings that match ``bugs`` as 'known', naming the entry;
+    returns how many were marked."""
+    marked = 0
+    for f in list(corpus.findings("new")):
+        bug = bugs.match(f["signature"], f["canary"])
+        if bug is not None:
+            corpus.set_status(f["id"], "known", known_note=bug.note)
+            echo(f"finding {f['id']} is known: {bug.note}")
+            marked += 1
+    return marked
+
+
+def expected_result(entry: dict, torch_version: str) -> str:
+    """What a built-in entry's case must do on ``torch_version``: ``fail`` (with its signature)
+    inside its range, ``pass`` from its ``fixed_in`` on, ``unknown`` before its ``fails_from``."""
+    from fuzzaoti import compat
+
+    here = compat.release(torch_version)
+    if "fixed_in" in entry and here >= compat.release(entry["fixed_in"]):
+        return "pass"
+    return "fail" if here >= compat.release(entry["fails_from"]) else "unknown"

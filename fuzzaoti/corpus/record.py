@@ -6,6 +6,9 @@ finding looks the same whoever found it.
 
 from __future__ import annotations
 
+from typing import Callable
+
+from fuzzaoti import compat
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.corpus.known_bugs import KnownBug, KnownList
@@ -23,3 +26,14 @@ def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, dev
     fid, new = corpus.record_failure(campaign_id, device, canary, sig, outcome.to_dict(), case.program.to_json(),
                                      runs, versions, known_note=bug.note if bug else None)
     return fid, new, sig, bug
+
+
+def record_checked(corpus_path: str, device: str, canary: str | None, checked: list[tuple[Case, Outcome]],
+                   echo: Callable[[str], None] = print) -> None:
+    """Store ``fuzzaoti check``'s failures as findings (outside any campaign), naming known bugs."""
+    known, versions = KnownList.load(corpus_path), compat.torch_versions()
+    with Corpus.open(corpus_path, create=True) as corpus:
+        for case, outcome in checked:
+            if outcome.is_finding:
+                fid, new, _, _ = store_failure(corpus, known, None, device, canary, case, outcome, versions)
+                echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")

@@ -241,3 +241,14 @@ def _check_is_corpus(path: str) -> None:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise CorpusError(f"{path} is not a fuzzaoti corpus ({exc})") from None
+
+
+def refuse_if_alive(row: dict) -> None:
+    """A campaign still running in a live process on this host must not be resumed twice."""
+    if row["status"] != "running" or row["host"] != socket.gethostname() or row["pid"] == os.getpid():
+        return
+    try:
+        os.kill(row["pid"], 0)
+    except (ProcessLookupError, PermissionError):
+        return
+    raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")

@@ -31,3 +31,9 @@ def families(findings: Iterable[dict]) -> dict[str, list[dict]]:
     for f in findings:
         out.setdefault(family_key(f), []).append(f)
     return out
+
+
+def relatives(finding: dict, findings: Iterable[dict]) -> list[int]:
+    """Ids of the other findings of ``finding``'s family (a report names them)."""
+    key = family_key(finding)
+    return [f["id"] for f in findings if f["id"] != finding["id"] and family_key(f) == key]

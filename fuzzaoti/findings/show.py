@@ -1,5 +1,5 @@
-"""One finding as a maintainer reads it: what failed, where (the first and worst wrong
-elements, whose index tells a 32-bit offset at once), the shrunk program and its shapes."""
+"""Findings and campaigns as text: one finding as a maintainer reads it (``show``): what failed, where (the first and worst wrong
+elements, whose index tells a 32-bit offset at once), the shrunk program and its shapes; a line per finding (``list``) and per campaign (``stats``)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,20 @@ def describe_finding(f: dict) -> str:
     if f["stderr"].strip():
         out.append("stderr (tail):\n" + f["stderr"][-2000:])
     return "\n".join(out)
+
+
+def finding_line(f: dict) -> str:
+    """One line of ``fuzzaoti list``."""
+    canary = f" canary={f['canary']}" if f["canary"] else ""
+    return (f"{f['id']:>4}  {f['status']:<5} {f['device']:<4} hits={f['hits']:<3} "
+            f"torch {f['torch_version']}{canary}  {f['signature'][:100]}")
+
+
+def campaign_line(c: dict) -> str:
+    """One line of ``fuzzaoti stats``."""
+    canary = f" canary={c['canary']}" if c["canary"] else ""
+    return (f"{c['id']:>4}  {c['status']:<11} {c['backend']}/{c['device']}{canary} started {c['started_at']} "
+            f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
+            f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
+            f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts, "
+            f"{c['quarantined'] or 0} quarantined")

@@ -206,14 +206,7 @@ class Program:
 
         for d in self.dims:
             fresh(d.name, "dim")
-            if d.kind not in DIM_KINDS:
-                raise InvalidProgram(f"dim {d.name!r} has unknown kind {d.kind!r}; use one of {DIM_KINDS}")
-            if not all(isinstance(v, int) for v in (d.min, d.hint)) or d.min < 0:
-                raise InvalidProgram(f"dim {d.name!r} needs int min >= 0 and hint, got {d}")
-            if d.max is not None and (not isinstance(d.max, int) or d.max < d.min):
-                raise InvalidProgram(f"dim {d.name!r} has max={d.max!r} < min={d.min}")
-            if d.hint < d.min or (d.max is not None and d.hint > d.max):
-                raise InvalidProgram(f"dim {d.name!r} has hint={d.hint} outside [{d.min}, {d.max}]")
+            _validate_dim(d)
         dims = {d.name for d in self.dims}
 
         def check_size(s: Size, where: str) -> None:
@@ -262,3 +255,15 @@ def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     if not isinstance(mapping, Mapping):
         raise InvalidProgram(f"expected a JSON object, got {mapping!r}")
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in mapping.items()))
+
+
+def _validate_dim(d: DimSpec) -> None:
+    """Raise InvalidProgram unless ``d`` is a dim export can take: a known kind, int bounds, its hint in range."""
+    if d.kind not in DIM_KINDS:
+        raise InvalidProgram(f"dim {d.name!r} has unknown kind {d.kind!r}; use one of {DIM_KINDS}")
+    if not all(isinstance(v, int) for v in (d.min, d.hint)) or d.min < 0:
+        raise InvalidProgram(f"dim {d.name!r} needs int min >= 0 and hint, got {d}")
+    if d.max is not None and (not isinstance(d.max, int) or d.max < d.min):
+        raise InvalidProgram(f"dim {d.name!r} has max={d.max!r} < min={d.min}")
+    if d.hint < d.min or (d.max is not None and d.hint > d.max):
+        raise InvalidProgram(f"dim {d.name!r} has hint={d.hint} outside [{d.min}, {d.max}]")

@@ -13,6 +13,8 @@ BACKENDS: dict[str, type] = {
     b.name: b for b in (AotiBackend, EagerBackend, AotEagerBackend, InductorBackend, FakeBackend)
 }
 DEVICES = ("cpu", "cuda")
+#: the backends a campaign (or recheck) checks programs with; the rest are triage's ladder rungs
+CAMPAIGN_BACKENDS = ("aoti", "fake")
 
 
 def get_backend(name: str) -> Backend:
@@ -21,4 +23,4 @@ def get_backend(name: str) -> Backend:
     return BACKENDS[name]()
 
 
-__all__ = ["BACKENDS", "DEVICES", "Backend", "Prepared", "StageFailure", "get_backend"]
+__all__ = ["BACKENDS", "CAMPAIGN_BACKENDS", "DEVICES", "Backend", "Prepared", "StageFailure", "get_backend"]
