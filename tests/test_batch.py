@@ -26,7 +26,7 @@ def test_namespacing_renames_sizes_and_index_bounds(bmm_index_program):
 
 
 def test_a_traceback_into_one_members_code_blames_that_member(bmm_index_program, five_op_program):
-    from fuzzaoti.workers.execute import _blamed_member
+    from fuzzaoti.workers.blame import blamed_member as _blamed_member
     from fuzzaoti.check.outcome import Outcome
 
     merged = batch.merge([bmm_index_program, five_op_program])

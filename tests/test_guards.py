@@ -58,7 +58,8 @@ def test_a_member_of_a_merged_batch_is_read_by_its_prefix():
 def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone():
     from fuzzaoti.compile import merge as batch
     from fuzzaoti.compile.backends.aoti import AotiBackend
-    from fuzzaoti.workers.execute import _drop_failing_members, _Member
+    from fuzzaoti.workers.blame import drop_failing_members as _drop_failing_members
+    from fuzzaoti.workers.execute import _Member
     from fuzzaoti.check.outcome import Outcome
 
     relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),

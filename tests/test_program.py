@@ -53,3 +53,28 @@ def test_autotuning_programs_compile_with_the_fuzzing_timing_budget(five_op_prog
     assert options["max_autotune"] is True and options["max_autotune_gemm_backends"] == "TRITON"
     assert {k: options[k] for k in AUTOTUNE_BUDGET if k in options} == {
         k: v for k, v in AUTOTUNE_BUDGET.items() if compat.config_supported(k)}
+
+
+def test_an_older_program_version_is_upgraded_step_by_step(bmm_index_program, monkeypatch):
+    # when version 2 comes, version-1 corpora must still read: from_dict runs each UPGRADES step
+    from fuzzaoti.model import program as program_module
+
+    def one_to_two(data):  # say version 2 renamed "outputs" to "results"
+        data["results"] = data.pop("outputs")
+        return data
+
+    def two_to_three(data):  # and version 3 renamed it back
+        data["outputs"] = data.pop("results")
+        return data
+
+    monkeypatch.setattr(program_module, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(program_module, "UPGRADES", {1: one_to_two, 2: two_to_three})
+    old = bmm_index_program.to_dict()
+    assert old["version"] == 1
+    upgraded = program_module.upgrade(old)
+    assert upgraded["version"] == 3 and upgraded["outputs"] == old["outputs"] and "results" not in upgraded
+    assert Program.from_dict(old).outputs == bmm_index_program.outputs
+    with pytest.raises(InvalidProgram, match="newer than this fuzzaoti reads"):
+        program_module.upgrade(dict(old, version=4))
+    with pytest.raises(InvalidProgram, match="not a version"):
+        program_module.upgrade({k: v for k, v in old.items() if k != "version"})

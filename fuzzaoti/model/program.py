@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.dtypes import DTYPES, EPS, FLOAT_DTYPES
@@ -20,6 +20,11 @@ from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.sizes import Size
 
 SCHEMA_VERSION = 1
+
+#: ``UPGRADES[n]`` turns a version-n program dict into a version-(n+1) one: a new schema version
+#: adds its step here, so every older corpus, program file and known entry still reads (as the
+#: corpus's own schema has ordered migrations). Version 1 is the first; none is needed yet.
+UPGRADES: dict[int, Callable[[dict], dict]] = {}
 
 DIM_KINDS = ("range", "auto", "dynamic")
 """``range``: ``Dim(name, min, max)``; ``auto``/``dynamic``: ``Dim.AUTO``/``Dim.DYNAMIC``."""
@@ -150,12 +155,7 @@ class Program:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Program:
         try:
-            version = data.get("version")
-            if version != SCHEMA_VERSION:
-                raise InvalidProgram(
-                    f"program schema version {version!r} is not supported "
-                    f"(this fuzzaoti reads version {SCHEMA_VERSION})"
-                )
+            data = upgrade(data)
             program = cls(
                 dims=tuple(DimSpec(**d) for d in data["dims"]),
                 inputs=tuple(
@@ -267,3 +267,21 @@ def _validate_dim(d: DimSpec) -> None:
         raise InvalidProgram(f"dim {d.name!r} has max={d.max!r} < min={d.min}")
     if d.hint < d.min or (d.max is not None and d.hint > d.max):
         raise InvalidProgram(f"dim {d.name!r} has hint={d.hint} outside [{d.min}, {d.max}]")
+
+
+def upgrade(data: Mapping[str, Any]) -> dict:
+    """``data`` (a program dict of any version this fuzzaoti knows) at ``SCHEMA_VERSION``,
+    through each ``UPGRADES`` step in turn; a version newer than this fuzzaoti, or none, is an
+    InvalidProgram."""
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise InvalidProgram(f"program schema version {version!r} is not a version (this fuzzaoti reads 1 to "
+                             f"{SCHEMA_VERSION})")
+    if version > SCHEMA_VERSION:
+        raise InvalidProgram(f"program schema version {version} is newer than this fuzzaoti reads "
+                             f"({SCHEMA_VERSION}): upgrade fuzzaoti")
+    data = dict(data)
+    while version < SCHEMA_VERSION:
+        data = dict(UPGRADES[version](data), version=version + 1)
+        version += 1
+    return data
