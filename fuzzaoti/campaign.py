@@ -273,7 +273,7 @@ class Campaign:
     def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
         """Wait for a batch in flight and store its failures; True if it had any."""
         failures_before, drawn = self.counts.failures, flight.drawn
-        outcomes = flight.batch.outcomes(lambda: self._waiting(pool, flight), until=self._deadline() + GRACE_S)
+        outcomes = flight.batch.outcomes(lambda: self._waiting(flight), until=self._deadline() + GRACE_S)
         cut_bisecting = False  # cut at the deadline while pinning a failure: saved, replayed first next time
         if None in outcomes:  # cut at the deadline: what was checked counts, the rest was never run
             cut_bisecting = flight.batch.troubled
@@ -321,37 +321,31 @@ class Campaign:
             self.echo(f"  NEW finding {fid}: {sig}")
             # shrinking and triage share the campaign's clock: a finding near the end is stored
             # raw, for 'fuzzaoti shrink/triage ID' later, rather than overrunning --minutes (a
-            # step is a compile: one that the time left cannot hold is not begun)
+            # step is a compile, as long as the mean one so far: one the time left cannot hold
+            # is not begun; a large batch's ran past 82 s on the H200, a CPU one 8-30 s)
+            step_s = pool.stats.mean_compile_s
             left = self._seconds_left()
-            if s.shrink_minutes > 0 and left > self._step_s(pool):
+            if s.shrink_minutes > 0 and left > step_s:
                 shrink_finding(self.corpus, fid, pool.check, min(s.shrink_minutes * 60, left), self.echo)
             elif s.shrink_minutes > 0:
                 self.echo(f"  (no time left to shrink: run 'fuzzaoti shrink {fid}')")
             trigger = finding_trigger(self.corpus.finding(fid), s.device)
             if self.quarantine.add(trigger) and self.quarantine.rate < 1:
                 self.echo(f"  quarantine: programs with {trigger}")
-            if s.triage and s.backend == "aoti" and self._seconds_left() > self._step_s(pool):
+            if s.triage and s.backend == "aoti" and self._seconds_left() > step_s:
                 triage_finding(self.corpus, fid, pool.check, self.echo)
             elif s.triage and s.backend == "aoti":
                 self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
 
-    @staticmethod
-    def _step_s(pool: WorkerPool) -> float:
-        """Seconds one shrink or triage step (a compile of a few programs) takes here: the
-        mean compile so far (on the H200 a large batch's compile took 85 s; on the CPU 8-30 s)."""
-        stats = pool.stats
-        return (stats.compile_s + stats.bisect_s) / stats.compiles if stats.compiles else 0.0
-
-    def _waiting(self, pool: WorkerPool, flight: _InFlight) -> None:
+    def _waiting(self, flight: _InFlight) -> None:
         """While a batch is being checked: past the deadline, drop what of it is still queued;
         a progress line now and then, with what each worker is doing (a long compile, a
         bisection, a run of 3*2**30 elements), so a long wait is never silent."""
-        if self._time_up() and not flight.batch.cancelled and self.settings.max_batches is None:
+        if time.monotonic() >= self._deadline() and not flight.batch.cancelled:
             flight.batch.cancel()
         if time.monotonic() - self.last_echo >= max(self.progress_every, WAITING_EVERY_S):
             self.last_echo = time.monotonic()
-            self.echo(self.progress_line() + ("" if len(pool.workers) > 1 or self.settings.device == "cuda"
-                                              else " | " + pool.describe_workers()))
+            self.echo(self.progress_line(workers=True))
 
     def _deadline(self) -> float:
         return self.started + self.settings.minutes * 60 if self.settings.max_batches is None else float("inf")
@@ -366,7 +360,9 @@ class Campaign:
         return time.monotonic() - self.started >= s.minutes * 60
 
     # ---- reporting -------------------------------------------------------------------------
-    def progress_line(self) -> str:
+    def progress_line(self, workers: bool = False) -> str:
+        """The progress line; with each worker's programs, restarts and stage where there are
+        several, on a GPU, or when ``workers`` (a batch that takes long)."""
         c, elapsed = self.counts, time.monotonic() - self.started
         rate = (c.programs - self.programs_before) / max(elapsed / 60, 1e-9)
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
@@ -374,7 +370,7 @@ class Campaign:
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
                 f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.describe()}")
         pool = self.pool
-        if pool is not None and (len(pool.workers) > 1 or self.settings.device == "cuda"):
+        if pool is not None and (workers or len(pool.workers) > 1 or self.settings.device == "cuda"):
             line += " | " + pool.describe_workers()
         return line
 

@@ -15,7 +15,7 @@ from fuzzaoti.compile.backends import BACKENDS, CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
-from fuzzaoti.corpus.store import FINDING_STATUSES
+from fuzzaoti.corpus import FINDING_STATUSES
 from fuzzaoti.strategies._profiles import PROFILES
 
 DEFAULT_CORPUS = "fuzzaoti.db"

@@ -21,7 +21,8 @@ from typing import Callable, Iterator
 
 from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import Outcome, fails_whole_batch
-from fuzzaoti.model.program import FLOAT_DTYPES, DimSpec, Node, Program
+from fuzzaoti.model.dtypes import FLOAT_DTYPES
+from fuzzaoti.model.program import DimSpec, Node, Program
 from fuzzaoti.model.scale import reach, size_classes
 from fuzzaoti.check.signature import same_bug, signature
 from fuzzaoti.model.case import Case

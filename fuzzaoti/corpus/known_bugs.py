@@ -29,6 +29,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from fuzzaoti import compat
 from fuzzaoti.errors import KnownListError
 
 DEFAULT_FILE = "fuzzaoti-known.txt"
@@ -123,8 +124,6 @@ def mark_known(corpus, bugs: KnownList, echo=print) -> int:
 def expected_result(entry: dict, torch_version: str) -> str:
     """What a built-in entry's case must do on ``torch_version``: ``fail`` (with its signature)
     inside its range, ``pass`` from its ``fixed_in`` on, ``unknown`` before its ``fails_from``."""
-    from fuzzaoti import compat
-
     here = compat.release(torch_version)
     if "fixed_in" in entry and here >= compat.release(entry["fixed_in"]):
         return "pass"

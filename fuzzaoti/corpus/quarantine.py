@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from fuzzaoti import compat
 from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import fails_whole_batch
+from fuzzaoti.corpus.known_bugs import expected_result
 from fuzzaoti.model.program import Program
 
 # One program checked alone costs a whole compile (~8 s on the H200), some 7 batched programs'
@@ -76,10 +76,9 @@ def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, t
     so explicitly: its program's ops may need sizes no small program has (a batch past 65535)
     to fail, and then quarantining them would only cost coverage; and on a torch with the fix
     the same programs are coverage, not a bug to step around."""
-    here = compat.release(torch_version)
     return [Trigger(frozenset(s), source) for source, data in entries
             if device in data.get("devices", [device]) and fails_whole_batch(data["stage"], data["symptom"])
-            and ("fixed_in" not in data or here < compat.release(data["fixed_in"]))
+            and expected_result(data, torch_version) != "pass"
             for s in data.get("quarantine", [])]
 
 

@@ -17,10 +17,8 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from fuzzaoti.errors import CorpusError, UnknownFinding
-from fuzzaoti.corpus import migrations
+from fuzzaoti.corpus import FINDING_STATUSES, migrations
 from fuzzaoti.corpus.migrations import now
-
-FINDING_STATUSES = ("new", "known", "fixed")
 
 
 class Corpus:

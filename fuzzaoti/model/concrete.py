@@ -26,8 +26,6 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
     return specs
 
 
-
-
 def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:
     """Bytes of a contiguous tensor of ``dtype`` and concrete ``shape``."""
     numel = 1

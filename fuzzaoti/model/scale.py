@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from fuzzaoti.model import sizes
-from fuzzaoti.model.concrete import ITEMSIZE
-from fuzzaoti.model.program import FLOAT_DTYPES, Program
+from fuzzaoti.model.dtypes import FLOAT_DTYPES, ITEMSIZE
+from fuzzaoti.model.program import Program
 from fuzzaoti.model.shapes import tensors
 
 INT32_LIMIT = 2**31
@@ -36,7 +36,7 @@ CROSSINGS = (("batch>65535", "batch", GRID_LIMIT + 1), ("elements>=2^31", "eleme
 ORACLE_CHUNK = 1 << 22
 #: the most elements one op of a checked run may read or write, views counted at full size: past
 #: the 2**32 crossing with room to spare. Bytes alone do not bound a run's time: a sum over a
-#: stride-0 view of 2**39 elements holds a few MiB and keeps eager (and an H200) busy for minutes
+#: stride-0 view of 2**39 elements holds a few MiB and keeps eager busy for minutes
 MAX_WORK = 1 << 33
 HALF = ("float16", "bfloat16")
 
@@ -114,6 +114,14 @@ def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = 
 def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | None) -> int:
     """``run_bytes`` with the reference dtype the run would use."""
     return run_bytes(program, env, reference_dtype(program, env, max_bytes))
+
+
+def fits(program: Program, env: Mapping[str, int], max_bytes: int | None) -> bool:
+    """A checked run at ``env`` holds at most ``max_bytes`` (None: any) and no op of it works on
+    more than ``MAX_WORK`` elements: the one rule the strategies draw shapes by and a worker
+    skips runs by."""
+    return (work(program, env) <= MAX_WORK
+            and (max_bytes is None or checked_bytes(program, env, max_bytes) <= max_bytes))
 
 
 def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:

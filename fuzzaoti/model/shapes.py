@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from fuzzaoti.model import sizes
-from fuzzaoti.model.program import FLOAT_DTYPES, Node, Program
+from fuzzaoti.model.dtypes import FLOAT_DTYPES
+from fuzzaoti.model.program import Node, Program
 
 Shape = tuple[int, ...]
 

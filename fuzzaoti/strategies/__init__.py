@@ -8,15 +8,25 @@ Use them in your own tests::
     @given(programs(device="cpu"))
     def test_exports(program): ...
 
-This module only re-exports; the implementations live in the private modules beside it.
+This module only re-exports; the implementations live in the private modules beside it, and
+each loads (Hypothesis with it) on first use: the CLI reads ``PROFILES`` for its options at
+start-up, before any command draws a program.
 """
 
-from fuzzaoti.strategies._profiles import PROFILES, Profile, get_profile
-from fuzzaoti.model.case import Case, Run
-from fuzzaoti.strategies._configs import batch_config_sets, config_sets
-from fuzzaoti.strategies._core import CORE_OPS
-from fuzzaoti.strategies._programs import programs
-from fuzzaoti.strategies._shapes import cases, runtime_shapes
+import importlib
 
-__all__ = ["CORE_OPS", "PROFILES", "Case", "Profile", "Run", "batch_config_sets", "cases", "config_sets", "get_profile", "programs",
-           "runtime_shapes"]
+_HOMES = {
+    "PROFILES": "_profiles", "Profile": "_profiles", "get_profile": "_profiles",
+    "batch_config_sets": "_configs", "config_sets": "_configs", "CORE_OPS": "_core", "programs": "_programs",
+    "cases": "_shapes", "runtime_shapes": "_shapes",
+}
+
+__all__ = sorted([*_HOMES, "Case", "Run"])
+
+
+def __getattr__(name: str):
+    if name in ("Case", "Run"):  # the data types live in fuzzaoti.model.case
+        return getattr(importlib.import_module("fuzzaoti.model.case"), name)
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.case import Case, Run
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import CROSSINGS, MAX_WORK, checked_bytes, reach, work
+from fuzzaoti.model.scale import CROSSINGS, fits, reach
 from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
 from fuzzaoti.strategies._profiles import get_profile
 
@@ -25,20 +25,13 @@ def _boundaries(lo: int, hi: int) -> list[int]:
     return sorted({v for v in out if lo <= v <= hi}, key=lambda v: (v != lo, v != hi, v))
 
 
-def _fits(program: Program, env: dict[str, int], max_bytes: int | None) -> bool:
-    """A checked run at ``env`` holds at most ``max_bytes`` (None: any) and no op of it works on
-    more than ``MAX_WORK`` elements (``fuzzaoti.model.scale``)."""
-    return (work(program, env) <= MAX_WORK
-            and (max_bytes is None or checked_bytes(program, env, max_bytes) <= max_bytes))
-
-
 def _fit(program: Program, env: dict[str, int], max_bytes: int) -> dict[str, int]:
     """Halve the largest dims (never below their min) until a checked run fits ``max_bytes``
     (``fuzzaoti.model.scale.checked_bytes``: inputs, intermediates, outputs and the reference)
     and ``MAX_WORK``."""
     env = dict(env)
     mins = {d.name: d.min for d in program.dims}
-    while not _fits(program, env, max_bytes):
+    while not fits(program, env, max_bytes):
         name = max((n for n in env if env[n] > mins[n]), key=lambda n: env[n], default=None)
         if name is None:
             break
@@ -87,7 +80,7 @@ def crossing_shapes(program: Program, max_bytes: int | None) -> list[dict[str, i
             mid = (lo + hi) // 2
             lo, hi = (mid + 1, hi) if reach(program, at(mid))[key] < limit else (lo, mid)
         for env in (at(lo - 1), at(lo)):
-            if env not in shapes and _fits(program, env, max_bytes):
+            if env not in shapes and fits(program, env, max_bytes):
                 shapes.append(env)
     return shapes
 

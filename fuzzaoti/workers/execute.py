@@ -25,7 +25,7 @@ from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import MAX_WORK, checked_bytes, is_large, reference_dtype, work
+from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
 Progress = Callable[[str], None]
 
@@ -111,8 +111,7 @@ class _Member:
         import torch
 
         for r, (env, seed) in enumerate(self.runs):
-            size = checked_bytes(self.program, env, self.max_bytes)
-            if self.max_bytes is not None and (size > self.max_bytes or work(self.program, env) > MAX_WORK):
+            if self.max_bytes is not None and not fits(self.program, env, self.max_bytes):
                 self.over_budget += 1
                 self.expected.append(None)
                 continue
@@ -132,9 +131,10 @@ class _Member:
             if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
                 self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
                 return
-            self.expected.append((inputs, eager, reference) if size <= KEEP_BYTES else LATER)
+            kept = checked_bytes(self.program, env, self.max_bytes) <= KEEP_BYTES
+            self.expected.append((inputs, eager, reference) if kept else LATER)
             del inputs, eager, reference
-            if size > KEEP_BYTES:
+            if not kept:
                 _release(device)
 
     def example_inputs(self, device: str) -> list:
@@ -255,10 +255,6 @@ class _Runner:
                 raise
             member.oom += 1
             failure = None
-        if failure is not None:
-            # only this member's run was fed real inputs: the pool checks it alone first,
-            # two compiles rather than a bisection's 2*log2(n) (each a worker restart on a GPU)
-            member.suspect = True
         _release(self.device)
         return failure
 
@@ -286,7 +282,8 @@ class _Runner:
             if big and symptom_of_exception(exc) == "oom":
                 raise
             where = {}
-            if len(judged) == 1:  # the others ran their export-time examples: suspect this one
+            if len(judged) == 1:  # the others ran their export-time examples (a big run): the pool
+                # checks this one alone first, two compiles rather than a bisection's 2*log2(n)
                 self.members[next(iter(judged))].suspect = True
             if len(self.members) == 1:  # a lone member's failing run is known exactly
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}

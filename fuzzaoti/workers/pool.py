@@ -53,6 +53,11 @@ class PoolStats:
         self.configs_s[configs] += seconds
         self.stage_s.update(stages)
 
+    @property
+    def mean_compile_s(self) -> float:
+        """Worker-seconds one compile (and its runs) has taken so far, bisections included."""
+        return (self.compile_s + self.bisect_s) / self.compiles if self.compiles else 0.0
+
     def describe(self) -> str:
         total = self.compile_s + self.bisect_s
         causes = ", ".join(f"{n}x {cause}" for cause, n in self.bisect_causes.most_common(3))

@@ -145,8 +145,7 @@ class Worker:
         offset, started = os.path.getsize(self.stderr_path), time.monotonic()
         self.process.stdin.write((json.dumps(job) + "\n").encode())
         self.process.stdin.flush()
-        stage = "eager"
-        self.stage, self.stage_since = stage, time.monotonic()
+        self.stage, self.stage_since = "eager", time.monotonic()
         try:
             return self._await_result(offset, started)
         finally:
