@@ -167,8 +167,8 @@ def list_(corpus_path, status, by_family) -> None:
             click.echo("no findings")
         if by_family:
             for key, members in families(rows).items():
-                ids = ",".join(str(f["id"]) for f in members)
-                click.echo(f"{len(members)} finding(s) [{ids}], {sum(f['hits'] for f in members)} hits: {key}")
+                ids = ",".join(str(f.id) for f in members)
+                click.echo(f"{len(members)} finding(s) [{ids}], {sum(f.hits for f in members)} hits: {key}")
             return
         for f in rows:
             click.echo(finding_line(f))
@@ -186,7 +186,7 @@ def show(finding_id, corpus_path, as_json) -> None:
     with Corpus.open(corpus_path) as corpus:
         f = corpus.finding(finding_id)
     if as_json:
-        click.echo(json.dumps(f, indent=2))
+        click.echo(json.dumps(f.to_dict(), indent=2))
         return
     click.echo(describe_finding(f))
 
@@ -203,7 +203,7 @@ def replay(finding_id, corpus_path, inject, device) -> None:
     from fuzzaoti.findings.replay import replay as do_replay
 
     with Corpus.open(corpus_path) as corpus:
-        if (device or corpus.finding(finding_id)["device"]) == "cuda":
+        if (device or corpus.finding(finding_id).device) == "cuda":
             _require_cuda()
         result = do_replay(corpus, finding_id, canary=inject, device=device)
     click.echo(result.describe())
@@ -286,7 +286,7 @@ def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "a
     from fuzzaoti.findings.replay import finding_pool
 
     finding = corpus.finding(finding_id)
-    if finding["device"] == "cuda":
+    if finding.device == "cuda":
         _require_cuda()
     return finding_pool(finding, inject, backend, click.echo)
 
@@ -338,7 +338,7 @@ def recheck(corpus_path, backend) -> None:
 
     with Corpus.open(corpus_path) as corpus:
         replayed, fixed = recheck_all(corpus, backend, click.echo,
-                                      lambda f: _require_cuda() if f["device"] == "cuda" else None)
+                                      lambda f: _require_cuda() if f.device == "cuda" else None)
     click.echo(f"rechecked {replayed} open findings: {fixed} now pass and are marked fixed")
 
 

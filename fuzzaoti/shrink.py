@@ -200,14 +200,11 @@ def _shape_candidates(case: Case) -> Iterator[Case]:
 def shrink_finding(corpus, finding_id: int, check: Check, budget_s: float,
                    log: Callable[[str], None] = lambda line: None) -> ShrinkResult:
     """Shrink a stored finding and store its minimal program and runs beside the original."""
-    import json
-
     finding = corpus.finding(finding_id)
-    program = Program.from_json(finding["program"])
-    result = shrink(Case.from_run_dicts(program, json.loads(finding["runs"])), finding["signature"], check,
-                    budget_s, log)
+    program = finding.found_case.program
+    result = shrink(finding.found_case, finding.signature, check, budget_s, log)
     final = signature(result.outcome, result.case.program)
-    same = result.outcome.is_finding and same_bug(final, finding["signature"])
+    same = result.outcome.is_finding and same_bug(final, finding.signature)
     note = (f"{len(program.nodes)} -> {len(result.case.program.nodes)} ops in {result.rounds} rounds, "
             f"{result.candidates_checked} candidates, {result.seconds:.0f} s"
             + (f"; shrunk signature {final}" if same else f"; did NOT reproduce alone: {final}"))

@@ -10,6 +10,7 @@
 #           bash scripts/gpu_check.sh background MINUTES [SEED]  start an unattended large-profile campaign (setsid)
 #           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench in the background (MINUTES per arm)
 #           bash scripts/gpu_check.sh collect           wait for that run, bring its corpus and log back
+#           bash scripts/gpu_check.sh acceptance MINUTES SEED [PYTEST ARGS]  background + pytest + collect in one call
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
 #           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU (e.g. --configs default: like with like)
@@ -36,7 +37,7 @@ export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 # g++ 13 there builds AOTI packages that segfault on load (inside std::regex); g++ 12 works.
 command -v g++-12 >/dev/null && export FUZZAOTI_CXX=g++-12
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-python3 -c "import torch, hypothesis, click, sqlite_utils; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'hypothesis', hypothesis.__version__, 'click', click.__version__)"
+python3 -c "import importlib.metadata, torch, hypothesis, click, sqlite_utils; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'hypothesis', hypothesis.__version__, 'click', importlib.metadata.version('click'))"
 DB=$OUT/gpu.db
 cd /tmp  # import the installed wheel, not the checkout (its package dirs are mapped at install)
 step() { echo "== $*"; local t=$SECONDS; "$@"; local rc=$?; echo "== rc=$rc in $((SECONDS - t)) s"; return $rc; }
@@ -119,8 +120,21 @@ background-bench)
     echo "background bench started ($MINUTES min per arm): /tmp/bg/unattended.log"
     exit 0
     ;;
+acceptance)
+    # a large-profile campaign of MINUTES, the GPU tests (PYTEST_ARGS) meanwhile, then collect:
+    # up to 7 minutes end (deadline grace included) inside one 600 s call; a longer one is
+    # snapshotted near the call's end (a consistent copy of its corpus comes back even if the
+    # machine is gone before the next call) and a plain 'collect' right after fetches its end
+    MINUTES=${2:-7}
+    T0=$SECONDS
+    bash "$REPO/scripts/gpu_check.sh" background "$MINUTES" "${3:-3}"
+    [ $# -gt 3 ] && { shift 3; bash "$REPO/scripts/gpu_check.sh" pytest "$@" 2>&1 | grep -v "FutureWarning\|cls.__new__" | tail -30; }
+    END_S=$((MINUTES * 60 + 75)); [ "$END_S" -gt 520 ] && END_S=520
+    WAIT_S=$((END_S - (SECONDS - T0))) bash "$REPO/scripts/gpu_check.sh" collect
+    exit 0
+    ;;
 collect)
-    for _ in $(seq 1 170); do [ -f /tmp/bg/finished ] && break; sleep 3; done
+    for _ in $(seq 1 $(( ${WAIT_S:-510} / 3 ))); do [ -f /tmp/bg/finished ] && break; sleep 3; done
     [ -f /tmp/bg/finished ] || echo "background run still running"
     cp /tmp/bg/unattended.log "$OUT"/
     grep -v "FutureWarning\|cls.__new__" /tmp/bg/unattended.log | tail -25 | cut -c1-700

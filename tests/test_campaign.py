@@ -22,9 +22,9 @@ def test_a_worker_dying_mid_case_is_a_finding_and_the_campaign_goes_on(tmp_path,
     assert result.exit_code == 0, result.output
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
-        crashes = [f for f in corpus.findings() if f["symptom"] == "crash"]
+        crashes = [f for f in corpus.findings() if f.symptom == "crash"]
     assert campaign["status"] == "finished" and campaign["batches"] == 4
-    assert crashes and "SIGABRT" in crashes[0]["message"]
+    assert crashes and "SIGABRT" in crashes[0].message
     assert campaign["worker_restarts"] >= 1
 
 
@@ -67,7 +67,7 @@ def test_sigkill_keeps_every_stored_finding_and_resume_continues(tmp_path):
     conn.close()
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
-        kept = [f["id"] for f in corpus.findings()]
+        kept = [f.id for f in corpus.findings()]
     assert campaign["status"] == "running" and {1, 2} <= set(kept)
     batches = campaign["batches"]
 
@@ -105,7 +105,7 @@ def test_two_campaigns_hitting_the_same_bug_leave_one_finding_with_two_hits(tmp_
     with Corpus.open(db) as corpus:
         findings = list(corpus.findings())
         assert len(corpus.campaigns()) == 2
-    assert [f["hits"] for f in findings] == [2]
+    assert [f.hits for f in findings] == [2]
 
 
 
@@ -126,9 +126,9 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
         findings = list(corpus.findings())
     assert [c["status"] for c in campaigns] == ["finished", "finished"]
     assert all(c["batches"] == 12 for c in campaigns)
-    signatures = [f["signature"] for f in findings]
+    signatures = [f.signature for f in findings]
     assert findings and len(signatures) == len(set(signatures))  # one finding per bug across both
-    assert sum(f["hits"] for f in findings) == sum(c["failures"] for c in campaigns)
+    assert sum(f.hits for f in findings) == sum(c["failures"] for c in campaigns)
 
 
 def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):

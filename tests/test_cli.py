@@ -79,7 +79,7 @@ def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault)
 
     with Corpus.open(db) as corpus:
         (finding,) = corpus.findings()
-    assert finding["signature"].startswith("compare/mismatch/") and finding["signature"] in bad.output
+    assert finding.signature.startswith("compare/mismatch/") and finding.signature in bad.output
     garbage = tmp_path / "p.json"
     garbage.write_text('{"program": {"version": 1}}')
     assert run_exit("check", str(garbage)) == 2

@@ -19,7 +19,7 @@ def test_same_signature_is_one_finding_with_hits(tmp_path):
         assert _record(corpus) == (1, True)
         assert _record(corpus) == (1, False)
         assert _record(corpus, "run/crash/other") == (2, True)
-        assert corpus.finding(1)["hits"] == 2
+        assert corpus.finding(1).hits == 2
 
 
 def test_missing_corpus_is_an_error_and_is_not_created(tmp_path):
@@ -90,7 +90,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
     subprocess.run([sys.executable, "-c", script], check=False)
     with Corpus.open(path) as corpus:
-        signatures = [f["signature"] for f in corpus.findings()]
+        signatures = [f.signature for f in corpus.findings()]
     assert signatures == [f"sig{k}" for k in range(20)]
     assert os.path.exists(path)
 
@@ -116,4 +116,4 @@ def test_a_corpus_from_the_first_schema_migrates_and_keeps_its_findings(tmp_path
     with Corpus.open(path) as corpus:
         assert [r["name"] for r in corpus.db["_migrations"].rows] == [n for n, _ in MIGRATIONS]
         (finding,) = corpus.findings()
-        assert finding["hits"] == 3 and finding["shrunk_program"] is None
+        assert finding.hits == 3 and finding.shrunk_case is None

@@ -34,11 +34,11 @@ def test_a_new_campaign_replays_the_batches_that_failed_before(tmp_path, fake_fa
     first = _fuzz(db, seed=1, batches=3)
     assert "replaying" not in first
     with Corpus.open(db) as corpus:
-        hits = {f["id"]: f["hits"] for f in corpus.findings()}
+        hits = {f.id: f.hits for f in corpus.findings()}
         saved = CorpusExampleDatabase(corpus).count()
     assert hits and saved >= 1
     second = _fuzz(db, seed=2, batches=saved)  # another seed: only the replay can repeat the batches
     assert f"{saved} past failing batches replayed" in second, second
     with Corpus.open(db) as corpus:
-        again = {f["id"]: f["hits"] for f in corpus.findings() if f["id"] in hits}
+        again = {f.id: f.hits for f in corpus.findings() if f.id in hits}
     assert all(again[i] > hits[i] for i in hits)

@@ -10,6 +10,9 @@ from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.model.program import Program
 from fuzzaoti.check.signature import signature
+from fuzzaoti.model.case import Case
+from fuzzaoti.workers.pool import WorkerPool
+from fuzzaoti.workers.worker import WorkerConfig
 
 KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti", "corpus", "known", "*.json")))
 
@@ -25,6 +28,15 @@ ON_ITS_DEVICE = [pytest.param(p, marks=[pytest.mark.gpu] if _device(p) == "cuda"
 def _check(path, backend, device="cpu"):
     data = json.load(open(path))
     program = Program.from_dict(data["program"])
+    if device == "cuda":
+        # in a worker of its own: a device-side assert poisons the CUDA context of the process
+        # it happens in, and every later CUDA test in this one would fail with it
+        pool = WorkerPool(WorkerConfig(device=device, backend=backend))
+        try:
+            (outcome,) = pool.check([Case.from_run_dicts(program, data["runs"])])
+        finally:
+            pool.close()
+        return data, program, outcome
     job = {"backend": backend, "device": device, "cases": [{"program": program.to_json(), "runs": data["runs"]}]}
     result = check_batch(job, lambda stage: None)
     return data, program, Outcome.from_dict(result["batch"] or result["cases"][0])

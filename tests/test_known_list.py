@@ -59,7 +59,7 @@ def test_a_campaign_stores_matching_failures_as_known(tmp_path, fake_fault):
     with Corpus.open(db) as corpus:
         findings = list(corpus.findings())
         (campaign,) = corpus.campaigns()
-    assert findings and all(f["status"] == "known" and f["known_note"] == "upstream#42" for f in findings)
+    assert findings and all(f.status == "known" and f.known_note == "upstream#42" for f in findings)
     assert campaign["new_findings"] == 0
 
 
@@ -68,13 +68,13 @@ def test_known_command_marks_stored_findings(tmp_path, fake_fault):
     db = str(tmp_path / "c.db")
     assert _fuzz(db).exit_code == 0
     with Corpus.open(db) as corpus:
-        assert {f["status"] for f in corpus.findings()} == {"new"}
+        assert {f.status for f in corpus.findings()} == {"new"}
     listed = tmp_path / "mine.txt"
     listed.write_text("compare/mismatch/values via *  # upstream#7\n")
     result = CliRunner().invoke(main, ["known", "--corpus", db, "--known", str(listed)], catch_exceptions=False)
     assert "newly marked known" in result.output
     with Corpus.open(db) as corpus:
-        assert {f["status"] for f in corpus.findings()} == {"known"}
+        assert {f.status for f in corpus.findings()} == {"known"}
     shown = CliRunner().invoke(main, ["show", "1", "--corpus", db], catch_exceptions=False).output
     assert "known upstream: upstream#7" in shown
 

@@ -1,12 +1,11 @@
 """Quarantine: programs that would trip a compile-failing bug already found are checked alone or set aside."""
 
-import json
-
 from click.testing import CliRunner
 
 from fuzzaoti import compat
 from fuzzaoti.cli import main
 from fuzzaoti.corpus import Corpus
+from fuzzaoti.corpus.finding import Finding
 from fuzzaoti.corpus.known_bugs import builtin_entries
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 from fuzzaoti.corpus.quarantine import Quarantine, Trigger, features, finding_trigger, known_triggers
@@ -64,14 +63,19 @@ def test_a_trigger_that_a_present_one_covers_adds_nothing():
 
 
 def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
-    row = {"id": 3, "device": "cuda", "canary": "", "stage": "compile", "symptom": "exception",
+    row = {"id": 3, "signature": "compile/exception/x", "status": "new", "device": "cuda", "canary": "",
+           "stage": "compile", "symptom": "exception",
            "program": ARANGE.to_json(), "shrunk_program": _program([("arange_index", (("mult", 2**31), ("offset", 0)))]).to_json()}
-    assert finding_trigger(row, "cuda") == Trigger(frozenset({"arange_index", "int64-literal"}), "finding 3")  # the shrunk program's
-    assert finding_trigger(row, "cpu") is None
-    assert finding_trigger({**row, "canary": "bmm-batch-rotate"}, "cuda") is None
-    assert finding_trigger({**row, "stage": "compare", "symptom": "mismatch"}, "cuda") is None  # fails no batch
-    assert finding_trigger({**row, "stage": "export"}, "cuda") is None  # pinned member by member
-    assert finding_trigger({**row, "stage": "eager", "symptom": "crash"}, "cuda") is not None
+
+    def trigger(device="cuda", **changes):
+        return finding_trigger(Finding.from_row({**row, **changes}), device)
+
+    assert trigger() == Trigger(frozenset({"arange_index", "int64-literal"}), "finding 3")  # the shrunk program's
+    assert trigger("cpu") is None
+    assert trigger(canary="bmm-batch-rotate") is None
+    assert trigger(stage="compare", symptom="mismatch") is None  # fails no batch
+    assert trigger(stage="export") is None  # pinned member by member
+    assert trigger(stage="eager", symptom="crash") is not None
 
 
 def _quarantining(device, torch_version):
@@ -113,7 +117,7 @@ def _campaign(tmp_path, rate):
     assert result.exit_code == 0, result.output
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
-        (finding,) = [f for f in corpus.findings() if f["stage"] == "run"]
+        (finding,) = [f for f in corpus.findings() if f.stage == "run"]
     return result.output, campaign, finding
 
 
@@ -122,11 +126,11 @@ def test_a_campaign_quarantines_the_programs_of_a_bug_it_found(tmp_path, fake_fa
     output, campaign, finding = _campaign(tmp_path, 0)
     assert "quarantine: programs with {gather}" in output
     assert campaign["quarantined"] > 0
-    assert "gather" in json.loads(finding["shrunk_program"])["nodes"][0]["op"]
+    assert "gather" in finding.shrunk_case.program.nodes[0].op
     # with every quarantined program still checked (alone), the same bug keeps being hit
     _, unquarantined, hit_again = _campaign(tmp_path, 1)
     assert unquarantined["quarantined"] == 0
-    assert hit_again["hits"] > finding["hits"]
+    assert hit_again.hits > finding.hits
 
 
 def test_programs_to_check_alone_are_named_by_their_place_in_the_batch():

@@ -37,7 +37,7 @@ def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     db = str(tmp_path / "c.db")
     _campaign(db, monkeypatch, "bmm:wrong")
     with Corpus.open(db) as corpus:
-        found = sorted(f["id"] for f in corpus.findings())
+        found = sorted(f.id for f in corpus.findings())
     assert found, "the campaign found nothing to recheck"
     runner = CliRunner()
     still = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
@@ -47,7 +47,7 @@ def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     fixed = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
     assert f"rechecked {len(found)} open findings: {len(found)} now pass and are marked fixed" in fixed.output
     with Corpus.open(db) as corpus:
-        assert sorted(f["id"] for f in corpus.findings("fixed")) == found
+        assert sorted(f.id for f in corpus.findings("fixed")) == found
     again = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])  # fixed ones are not replayed
     assert "rechecked 0 open findings" in again.output
 

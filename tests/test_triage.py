@@ -31,16 +31,18 @@ def test_static_and_chunked_remedies_keep_the_program_valid(five_op_program):
 def test_families_group_findings_with_the_same_shrunk_cause_and_remedies(bmm_index_program):
     import json
 
+    from fuzzaoti.corpus.finding import Finding
     from fuzzaoti.findings.families import families
 
     def finding(fid, program, cured):
         remedies = {"int32 indices": "passes" if cured else "FAILS (same bug)", "static shapes": "FAILS (same bug)"}
-        return {"id": fid, "device": "cuda", "canary": "", "stage": "compare", "symptom": "mismatch", "hits": 1,
-                "program": program.to_json(), "runs": json.dumps([{"env": {"b": 2, "n": 3}, "seed": 0}]),
-                "shrunk_program": None, "shrunk_runs": None, "workarounds": json.dumps(remedies)}
+        return Finding.from_row({
+            "id": fid, "signature": "compare/mismatch/x", "device": "cuda", "canary": "", "status": "new",
+            "stage": "compare", "symptom": "mismatch", "hits": 1, "program": program.to_json(),
+            "runs": json.dumps([{"env": {"b": 2, "n": 3}, "seed": 0}]), "workarounds": json.dumps(remedies)})
 
     relu_free = bmm_index_program.with_(nodes=bmm_index_program.nodes[:2], outputs=("t1",))
     groups = families([finding(1, bmm_index_program, True), finding(2, relu_free, True),
                        finding(3, bmm_index_program, False)])
-    assert [[f["id"] for f in members] for members in groups.values()] == [[1, 2], [3]]
+    assert [[f.id for f in members] for members in groups.values()] == [[1, 2], [3]]
     assert "via bmm+index_select; passes with: int32 indices" in next(iter(groups))

@@ -113,10 +113,10 @@ def mark_known(corpus, bugs: KnownList, echo=print) -> int:
     returns how many were marked."""
     marked = 0
     for f in list(corpus.findings("new")):
-        bug = bugs.match(f["signature"], f["canary"])
+        bug = bugs.match(f.signature, f.canary)
         if bug is not None:
-            corpus.set_status(f["id"], "known", known_note=bug.note)
-            echo(f"finding {f['id']} is known: {bug.note}")
+            corpus.set_status(f.id, "known", known_note=bug.note)
+            echo(f"finding {f.id} is known: {bug.note}")
             marked += 1
     return marked
 

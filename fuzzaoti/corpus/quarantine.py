@@ -23,6 +23,7 @@ from typing import Any, Iterable, Sequence
 
 from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import fails_whole_batch
+from fuzzaoti.corpus.finding import Finding
 from fuzzaoti.corpus.known_bugs import expected_result
 from fuzzaoti.model.program import Program
 
@@ -60,13 +61,12 @@ class Trigger:
         return f"{{{', '.join(sorted(self.features))}}} ({self.source})"
 
 
-def finding_trigger(row: dict[str, Any], device: str) -> Trigger | None:
+def finding_trigger(row: Finding, device: str) -> Trigger | None:
     """The trigger of a stored finding: its shrunk program's features (else its program's),
     for a finding on ``device`` that fails whole batches and is not a canary's."""
-    if row["device"] != device or row.get("canary") or not fails_whole_batch(row["stage"], row["symptom"]):
+    if row.device != device or row.canary or not fails_whole_batch(row.stage, row.symptom):
         return None
-    program = Program.from_json(row.get("shrunk_program") or row["program"])
-    return Trigger(features(program), f"finding {row['id']}")
+    return Trigger(features(row.case.program), f"finding {row.id}")
 
 
 def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, torch_version: str) -> list[Trigger]:

@@ -18,6 +18,7 @@ import sqlite_utils
 
 from fuzzaoti.errors import CorpusError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
+from fuzzaoti.corpus.finding import Finding
 from fuzzaoti.corpus.migrations import now
 
 
@@ -165,15 +166,15 @@ class Corpus:
             }
             return self.db["findings"].insert(row).last_pk, True
 
-    def finding(self, finding_id: int) -> dict[str, Any]:
+    def finding(self, finding_id: int) -> Finding:
         try:
-            return self.db["findings"].get(finding_id)
+            return Finding.from_row(self.db["findings"].get(finding_id))
         except sqlite_utils.db.NotFoundError:
             raise UnknownFinding(f"no finding with id {finding_id} in {self.path}") from None
 
-    def findings(self, status: str | None = None) -> Iterator[dict[str, Any]]:
+    def findings(self, status: str | None = None) -> list[Finding]:
         where, args = ("status = ?", [status]) if status else (None, [])
-        return self.db["findings"].rows_where(where, args, order_by="id")
+        return [Finding.from_row(row) for row in self.db["findings"].rows_where(where, args, order_by="id")]
 
     def set_shrunk(self, finding_id: int, program_json: str, runs: list[dict[str, Any]], note: str) -> None:
         """Store the minimal program and runs that still show finding ``finding_id``'s signature."""

@@ -8,32 +8,31 @@ the same device, and the same hand remedies make them pass.
 
 from __future__ import annotations
 
-import json
 from typing import Iterable
 
 from fuzzaoti.model.ops import OPS
-from fuzzaoti.findings.repro import finding_case
+from fuzzaoti.corpus.finding import Finding
 
 
-def family_key(finding: dict) -> str:
-    program = finding_case(finding).program
+def family_key(finding: Finding) -> str:
+    program = finding.case.program
     core = sorted({op for op in program.ops if OPS[op].family in ("matmul", "indexing")}) or ["pointwise"]
-    remedies = json.loads(finding.get("workarounds") or "{}")
+    remedies = finding.workarounds
     cured = ", ".join(sorted(name for name, verdict in remedies.items() if verdict == "passes")) or "none"
-    canary = f" canary={finding['canary']}" if finding.get("canary") else ""
-    return (f"{finding['device']}{canary} {finding['stage']}/{finding['symptom']} via {'+'.join(core)}"
+    canary = f" canary={finding.canary}" if finding.canary else ""
+    return (f"{finding.device}{canary} {finding.stage}/{finding.symptom} via {'+'.join(core)}"
             f"; passes with: {cured if remedies else 'not triaged'}")
 
 
-def families(findings: Iterable[dict]) -> dict[str, list[dict]]:
+def families(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     """``{family key: findings}``, families in order of their first finding."""
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[Finding]] = {}
     for f in findings:
         out.setdefault(family_key(f), []).append(f)
     return out
 
 
-def relatives(finding: dict, findings: Iterable[dict]) -> list[int]:
+def relatives(finding: Finding, findings: Iterable[Finding]) -> list[int]:
     """Ids of the other findings of ``finding``'s family (a report names them)."""
     key = family_key(finding)
-    return [f["id"] for f in findings if f["id"] != finding["id"] and family_key(f) == key]
+    return [f.id for f in findings if f.id != finding.id and family_key(f) == key]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
 from fuzzaoti.compile.render import module_source
-from fuzzaoti.findings.repro import finding_case, finding_repro
+from fuzzaoti.findings.repro import finding_repro
+from fuzzaoti.corpus.finding import Finding
 
 
 def collect_env() -> str:
@@ -21,43 +21,42 @@ def collect_env() -> str:
         return f"(collect_env failed: {exc})"
 
 
-def _table(title: str, data: str | None) -> list[str]:
-    rows = json.loads(data) if data else {}
+def _table(title: str, rows: dict[str, str]) -> list[str]:
     if not rows:
         return [f"**{title}:** not run yet (`fuzzaoti triage ID`).", ""]
     return [f"**{title}:**", "", "| | result |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows.items()] + [""]
 
 
-def render_report(finding: dict, repro_name: str, env_text: str, relatives: list[int] = ()) -> str:
-    case = finding_case(finding)
+def render_report(finding: Finding, repro_name: str, env_text: str, relatives: list[int] = ()) -> str:
+    case = finding.case
     p = case.program
     ops = ", ".join(dict.fromkeys(n.op for n in p.nodes))
-    where = finding["device"].upper() if finding["device"] == "cuda" else "CPU"
-    component = "torch.export" if finding["stage"] == "export" else "AOTInductor"  # the stage that broke
-    title = (f"[{component}] {finding['symptom'].replace('_', ' ')} at {finding['stage']} for {ops} "
+    where = finding.device.upper() if finding.device == "cuda" else "CPU"
+    component = "torch.export" if finding.stage == "export" else "AOTInductor"  # the stage that broke
+    title = (f"[{component}] {finding.symptom.replace('_', ' ')} at {finding.stage} for {ops} "
              f"with dynamic shapes on {where}")
-    verdict = json.loads(finding["verdict"] or "null")
+    verdict = finding.verdict
     dims = ", ".join(f"`{d.name}` in [{d.min}, {d.max if d.max is not None else 'inf'}] ({d.kind}, example {d.hint})"
                      for d in p.dims) or "none (static)"
     lines = [
         f"# {title}", "",
         "### 🐛 Describe the bug", "",
-        f"Found by [fuzzaoti](https://pypi.org/project/fuzzaoti/) (finding {finding['id']}, signature "
-        f"`{finding['signature']}`, {finding['hits']} hit(s)). A program exported with `torch.export` with "
+        f"Found by [fuzzaoti](https://pypi.org/project/fuzzaoti/) (finding {finding.id}, signature "
+        f"`{finding.signature}`, {finding.hits} hit(s)). A program exported with `torch.export` with "
         f"dynamic dims {dims} and compiled with `torch._inductor.aoti_compile_and_package` "
-        f"{_what_goes_wrong(finding['stage'], finding['symptom'])} "
+        f"{_what_goes_wrong(finding.stage, finding.symptom)} "
         f"at runtime dims {dict(case.runs[0][0]) if case.runs else {}}.",
         "",
     ]
-    if finding["canary"]:
-        lines += [f"**Note:** found under the canary fault `{finding['canary']}` (a fault injected on purpose); "
+    if finding.canary:
+        lines += [f"**Note:** found under the canary fault `{finding.canary}` (a fault injected on purpose); "
                   "this is a test of fuzzaoti, not a PyTorch bug.", ""]
     lines += ["The program:", "", "```python", module_source(p).rstrip(), "```", "",
               f"Minimal standalone repro (needs only torch; exits 1 while the bug is there): `{repro_name}`, "
               "attached and reproduced here:", "",
               "```python", finding_repro(finding).rstrip(), "```", ""]
-    if finding.get("shrink_note"):
-        lines += [f"Shrunk by fuzzaoti: {finding['shrink_note']}.", ""]
+    if finding.shrink_note:
+        lines += [f"Shrunk by fuzzaoti: {finding.shrink_note}.", ""]
     if relatives:
         lines += [f"Likely the same root cause as fuzzaoti findings {', '.join(map(str, relatives))} "
                   "(same stage, symptom, core ops and remedies after shrinking).", ""]
@@ -73,21 +72,21 @@ def render_report(finding: dict, repro_name: str, env_text: str, relatives: list
             lines += ["", f"The first wrong element is at index {first['index']} (flat offset {first['flat']} of "
                           f"{verdict.get('numel')}).", ""]
     else:
-        lines += ["", "Actual:", "", "```", finding["message"][:3000].rstrip(), "```"]
-    lines += ["", "### Triage", ""] + _table("Ladder (which stage introduces it)", finding.get("triage"))
-    lines += _table("Workarounds (does the bug survive the usual hand remedies?)", finding.get("workarounds"))
+        lines += ["", "Actual:", "", "```", finding.message[:3000].rstrip(), "```"]
+    lines += ["", "### Triage", ""] + _table("Ladder (which stage introduces it)", finding.triage)
+    lines += _table("Workarounds (does the bug survive the usual hand remedies?)", finding.workarounds)
     lines += ["### Versions", "",
-              f"Found on torch {finding['torch_version']} (CUDA {finding['cuda_version']}, {finding['device_name'] or 'CPU'}); "
+              f"Found on torch {finding.torch_version} (CUDA {finding.cuda_version}, {finding.device_name or 'CPU'}); "
               "`python -m torch.utils.collect_env` where this report was written:", "", "```", env_text, "```", "",
               "cc: labels `topic: fuzzer`, `oncall: export`, `module: aotinductor`", ""]
     return "\n".join(lines)
 
 
-def write_report(finding: dict, directory: str, relatives: list[int] = ()) -> tuple[str, str]:
+def write_report(finding: Finding, directory: str, relatives: list[int] = ()) -> tuple[str, str]:
     """Write ``finding-ID.md`` and ``repro-ID.py`` into ``directory``; return both paths."""
     os.makedirs(directory, exist_ok=True)
-    repro_path = os.path.join(directory, f"repro-{finding['id']}.py")
-    report_path = os.path.join(directory, f"finding-{finding['id']}.md")
+    repro_path = os.path.join(directory, f"repro-{finding.id}.py")
+    report_path = os.path.join(directory, f"finding-{finding.id}.md")
     with open(repro_path, "w") as f:
         f.write(finding_repro(finding))
     with open(report_path, "w") as f:

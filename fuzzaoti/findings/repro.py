@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from fuzzaoti.model.program import Program
 from fuzzaoti.compile.render import repro_script
 from fuzzaoti.model.case import Case
-
-
-def finding_case(finding: dict) -> Case:
-    """The finding's shrunk case when it was shrunk, else the case as found."""
-    program = Program.from_json(finding.get("shrunk_program") or finding["program"])
-    return Case.from_run_dicts(program, json.loads(finding.get("shrunk_runs") or finding["runs"]))
+from fuzzaoti.corpus.finding import Finding
 
 
 def file_case(data: dict) -> Case:
@@ -22,11 +15,11 @@ def file_case(data: dict) -> Case:
     return Case.from_run_dicts(program, data.get("runs") or [{"env": program.hint_env(), "seed": 0}])
 
 
-def finding_repro(finding: dict) -> str:
-    case = finding_case(finding)
-    header = (f"fuzzaoti finding {finding['id']}: {finding['signature']}\n"
-              f"found on torch {finding['torch_version']} ({finding['device']}"
-              f"{', ' + finding['device_name'] if finding['device_name'] else ''})"
-              + (f"\nunder canary {finding['canary']}: run with python -m fuzzaoti.compile.canaries {finding['canary']} THIS.py"
-                 if finding["canary"] else ""))
-    return repro_script(case.program, finding["device"], [(dict(env), seed) for env, seed in case.runs], header)
+def finding_repro(finding: Finding) -> str:
+    case = finding.case
+    header = (f"fuzzaoti finding {finding.id}: {finding.signature}\n"
+              f"found on torch {finding.torch_version} ({finding.device}"
+              f"{', ' + finding.device_name if finding.device_name else ''})"
+              + (f"\nunder canary {finding.canary}: run with python -m fuzzaoti.compile.canaries {finding.canary} THIS.py"
+                 if finding.canary else ""))
+    return repro_script(case.program, finding.device, [(dict(env), seed) for env, seed in case.runs], header)

@@ -3,47 +3,45 @@ elements, whose index tells a 32-bit offset at once), the shrunk program and its
 
 from __future__ import annotations
 
-import json
-
 from fuzzaoti.compile.render import module_source
-from fuzzaoti.findings.repro import finding_case
+from fuzzaoti.corpus.finding import Finding
 
 
-def describe_finding(f: dict) -> str:
+def describe_finding(f: Finding) -> str:
     """``fuzzaoti show``'s text for the stored finding row ``f``."""
     out: list[str] = []
-    case = finding_case(f)  # the shrunk program and shapes once shrunk: what a maintainer reads
+    case = f.case  # the shrunk program and shapes once shrunk: what a maintainer reads
     program = case.program
-    out.append(f"finding {f['id']} [{f['status']}] hits={f['hits']} first {f['first_seen']} last {f['last_seen']}")
-    if f.get("known_note"):
-        out.append(f"known upstream: {f['known_note']}")
-    out.append(f"signature: {f['signature']}")
-    out.append(f"device {f['device']} torch {f['torch_version']} cuda {f['cuda_version']} {f['device_name'] or ''}"
-               + (f" canary {f['canary']}" if f["canary"] else ""))
-    out.append(f"message: {f['message'][:1000]}")
-    verdict = json.loads(f["verdict"] or "null")
+    out.append(f"finding {f.id} [{f.status}] hits={f.hits} first {f.first_seen} last {f.last_seen}")
+    if f.known_note:
+        out.append(f"known upstream: {f.known_note}")
+    out.append(f"signature: {f.signature}")
+    out.append(f"device {f.device} torch {f.torch_version} cuda {f.cuda_version} {f.device_name or ''}"
+               + (f" canary {f.canary}" if f.canary else ""))
+    out.append(f"message: {f.message[:1000]}")
+    verdict = f.verdict
     if verdict and verdict.get("worst"):  # an index past 2**31 is the tell-tale of a 32-bit offset
         first = verdict.get("first")
         out.append((f"first wrong element: {first['index']} (flat {first['flat']}); " if first else "")
                    + "worst: " + "; ".join(f"{w['index']} actual {w['actual']} expected {w['expected']}"
                                            for w in verdict["worst"]))
-    if f.get("shrink_note"):
-        out.append(f"shrunk: {f['shrink_note']}")
+    if f.shrink_note:
+        out.append(f"shrunk: {f.shrink_note}")
     out.append(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")
     out.append("dims: " + ", ".join(f"{d.name}[{d.min}..{d.max if d.max is not None else 'inf'}] {d.kind} hint={d.hint}"
                                     for d in program.dims))
     out.append("inputs: " + ", ".join(f"{i.name}:{i.dtype}{list(i.shape)}" for i in program.inputs))
     out.append(module_source(program))
-    if f["stderr"].strip():
-        out.append("stderr (tail):\n" + f["stderr"][-2000:])
+    if f.stderr.strip():
+        out.append("stderr (tail):\n" + f.stderr[-2000:])
     return "\n".join(out)
 
 
-def finding_line(f: dict) -> str:
+def finding_line(f: Finding) -> str:
     """One line of ``fuzzaoti list``."""
-    canary = f" canary={f['canary']}" if f["canary"] else ""
-    return (f"{f['id']:>4}  {f['status']:<5} {f['device']:<4} hits={f['hits']:<3} "
-            f"torch {f['torch_version']}{canary}  {f['signature'][:100]}")
+    canary = f" canary={f.canary}" if f.canary else ""
+    return (f"{f.id:>4}  {f.status:<5} {f.device:<4} hits={f.hits:<3} "
+            f"torch {f.torch_version}{canary}  {f.signature[:100]}")
 
 
 def campaign_line(c: dict) -> str:

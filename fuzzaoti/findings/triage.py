@@ -15,7 +15,6 @@ from typing import Callable, Iterator
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
-from fuzzaoti.findings.repro import finding_case
 from fuzzaoti.check.signature import same_bug, signature
 from fuzzaoti.model.case import Case
 
@@ -94,9 +93,9 @@ def workarounds(case: Case, target: str, check: Callable) -> dict[str, str]:
 
 def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str], None] = print) -> dict:
     finding = corpus.finding(finding_id)
-    case = finding_case(finding)
-    result = {"ladder": ladder(case, finding["signature"], check),
-              "workarounds": workarounds(case, finding["signature"], check)}
+    case = finding.case
+    result = {"ladder": ladder(case, finding.signature, check),
+              "workarounds": workarounds(case, finding.signature, check)}
     corpus.set_triage(finding_id, result["ladder"], result["workarounds"])
     for part in ("ladder", "workarounds"):
         for name, verdict in result[part].items():
