@@ -333,7 +333,9 @@ class Campaign:
             if self.quarantine.add(trigger) and self.quarantine.rate < 1:
                 self.echo(f"  quarantine: programs with {trigger}")
             if s.triage and s.backend == "aoti" and self._seconds_left() > step_s:
-                triage_finding(self.corpus, fid, pool.check, self.echo)
+                if triage_finding(self.corpus, fid, pool.check, self.echo)["member"]:
+                    self.counts.new_findings -= 1  # one more case of a known family's root cause
+                    self.counts.finding_ids.remove(fid)
             elif s.triage and s.backend == "aoti":
                 self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
 

@@ -372,7 +372,8 @@ def check(files, device, inject, backend, record_path) -> None:
 @corpus_option
 @known_option
 def known(corpus_path, known_file) -> None:
-    """Mark stored 'new' findings that match the known-bug list as 'known', naming the entry."""
+    """Mark stored 'new' findings that match the known-bug list, or that triage shows members
+    of a built-in family (the same root cause in another op), as 'known', naming the entry."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.corpus.known_bugs import KnownList, mark_known
 

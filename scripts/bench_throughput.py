@@ -64,7 +64,11 @@ class Arm:
                          for label, _ in self.by_configs.most_common())
 
     def per_minute(self) -> float:
-        return 60 * self.programs / max(self.seconds, 1e-9)
+        return self.rate(self.programs)
+
+    def rate(self, count: int) -> float:
+        """``count`` (programs, large programs, large runs) per minute of this arm."""
+        return 60 * count / max(self.seconds, 1e-9)
 
     def warm_per_minute(self) -> float:
         return 60 * (self.programs - self.warm_programs) / max(self.seconds - self.warm_at, 1e-9)
@@ -243,10 +247,9 @@ def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None
           f"{fuzz.warm_per_minute():.1f}/min, {fuzz.warm_per_minute() / max(base.warm_per_minute(), 1e-9):.1f}x")
     print(at_fuzzaotis_mix(base, fuzz), flush=True)
     if args.profile == "large":
-        minutes = {arm: arm.seconds / 60 for arm in (base, fuzz)}
         print(f"large (past 2**31 elements, a 65535 batch or an index past 2**31): naive "
-              f"{base.large_programs / minutes[base]:.1f} programs and {base.large_runs / minutes[base]:.1f} runs/min; "
-              f"fuzzaoti {fuzz.large_programs / minutes[fuzz]:.1f} programs and {fuzz.large_runs / minutes[fuzz]:.1f} "
+              f"{base.rate(base.large_programs):.1f} programs and {base.rate(base.large_runs):.1f} runs/min; "
+              f"fuzzaoti {fuzz.rate(fuzz.large_programs):.1f} programs and {fuzz.rate(fuzz.large_runs):.1f} "
               f"runs/min ({fuzz.large_programs} programs, {fuzz.large_runs} runs)", flush=True)
 
 

@@ -106,3 +106,42 @@ def test_a_big_run_that_raises_names_its_member_the_suspect(monkeypatch):
     result = check_batch(job, lambda stage: None)
     assert result["batch"]["symptom"] == "illegal_memory_access"
     assert result["suspect"] == 1
+
+
+def test_a_run_that_raises_in_one_member_pins_it_and_the_rest_go_on(fake_fault):
+    # member 1's run at d0 = 70 raises only when its own inputs are real (a launch refused past
+    # a grid limit): a probe per member pins it, it is rechecked alone, and the others are
+    # judged at every run in this same compile, no bisection
+    fake_fault("abs:raise-large")
+    job = _job([_program("neg"), _program("abs"), _program("neg")], RUNS)
+    result = check_batch(job, lambda stage: None)
+    assert result["batch"] is None and result["recheck"] == [1]
+    first, pinned, last = result["cases"]
+    assert (first["symptom"], first["runs_checked"]) == ("pass", 4) == (last["symptom"], last["runs_checked"])
+    assert (pinned["stage"], pinned["symptom"], pinned["env"]) == ("run", "exception", {"d0": 70})
+
+
+def test_a_run_that_raises_in_every_member_alone_fails_the_batch(fake_fault):
+    # nothing to pin when each member raises alone too: the batch fails whole and the pool bisects
+    fake_fault("abs:raise-large")
+    result = check_batch(_job([_program("abs"), _program("abs")], RUNS), lambda stage: None)
+    assert result["batch"]["symptom"] == "exception" and result["recheck"] == []
+
+
+def test_an_illegal_memory_access_surfacing_after_a_big_run_names_its_member(monkeypatch):
+    # asynchronous: the big run returned, the error came at the next CUDA call (empty_cache, the
+    # H200 campaign's int8 amax at 2**32 elements): the member whose big run it was is the suspect
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+
+    calls = []
+
+    def release(device):  # once after each member's eager run, then after member 0's big run
+        calls.append(device)
+        if len(calls) == 3:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(execute, "_release", release)
+    job = {"backend": "fake", "device": "cpu", "max_bytes": None,
+           "cases": [{"program": _program(op).to_json(), "runs": RUNS[:1]} for op in ("neg", "abs")]}
+    result = check_batch(job, lambda stage: None)
+    assert result["batch"]["symptom"] == "illegal_memory_access" and result["suspect"] == 0

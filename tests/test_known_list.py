@@ -108,3 +108,35 @@ def test_every_builtin_entry_names_the_torch_range_it_fails_in():
     tiling = dict(builtin_entries())["inductor-tiling-derived-dim-assert.json"]  # fails 2.11, fixed in 2.13
     assert [expected_result(tiling, v) for v in ("2.10.0", "2.11.0+cu130", "2.12.1", "2.13.0+cpu")] == \
         ["unknown", "fail", "fail", "pass"]
+
+
+def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes"):
+    """A stored, triaged finding: the amax member of the int32-from-hint family (the H200's,
+    seed 4120), its failing run at ``d0`` (2**28 rows of 8: 2**31 elements)."""
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+
+    program = Program((DimSpec("d0", 3, 2**34, 3, "auto"),),
+                      (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),
+                      (Node("t0", "amax", ("x0",), (("dim", 0),)),), ("t0",)).validate()
+    corpus = Corpus.open(str(tmp_path / f"c{d0}{device}{inductor}{bounded}.db"), create=True)
+    fid, _ = corpus.record_failure(None, device, None, "run/illegal_memory_access/AcceleratorError: x",
+                                   {"stage": "run", "symptom": "illegal_memory_access"}, program.to_json(),
+                                   [{"env": {"d0": 3}, "seed": 0}, {"env": {"d0": d0}, "seed": 1}], {})
+    corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": inductor, "aoti": "FAILS (same bug)"},
+                      {"bounded Dim max": bounded, "static shapes": "passes"})
+    return corpus, fid
+
+
+def test_a_triaged_finding_with_the_familys_evidence_is_marked_its_member(tmp_path):
+    from fuzzaoti.corpus.known_bugs import mark_member
+
+    corpus, fid = _family_finding(tmp_path)
+    note = mark_member(corpus, fid, lambda line: None)
+    assert note.startswith("same root cause as aoti-unbounded-dim-int32-indexing-from-hint")
+    assert (corpus.finding(fid).status, corpus.finding(fid).known_note) == ("known", note)
+    # each piece of evidence is needed: the device, the ladder, the remedy, the size past 2**31
+    for changes in ({"device": "cpu"}, {"inductor": "FAILS (same bug)"}, {"bounded": "FAILS (same bug)"},
+                    {"d0": 2**28 - 1}):
+        corpus, fid = _family_finding(tmp_path, **changes)
+        assert mark_member(corpus, fid, lambda line: None) is None, changes
+        assert corpus.finding(fid).status == "new"

@@ -134,3 +134,24 @@ def test_the_queue_serves_urgent_work_then_bisection_then_fresh_groups():
               _Group((URGENT, 1, 2), urgent, [0], False)]
     assert [(g.batch.priority, g.bisecting) for g in sorted(groups)] == [(URGENT, False), (QUEUED, True),
                                                                          (QUEUED, False)]
+
+
+def test_a_member_pinned_by_a_run_probe_is_checked_alone_without_a_bisection(fake_fault):
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    def case(op):
+        program = Program((DimSpec("m", 2, None, 3),), (InputSpec("x0", "float32", ("m",)),),
+                          (Node("t0", op, ("x0",)),), ("t0",)).validate()
+        return Case(program, (((("m", 4),), 0), ((("m", 70),), 1)))
+
+    fake_fault("abs:raise-large")  # abs raises at m = 70 (fake.LARGE), not at its example
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        outcomes = pool.check([case("relu"), case("abs"), case("neg")])
+        assert [o.symptom for o in outcomes] == ["pass", "exception", "pass"]
+        assert outcomes[1].env == {"m": 70} and [o.runs_checked for o in (outcomes[0], outcomes[2])] == [2, 2]
+        # the batch, then the pinned member alone: two compiles, no bisection
+        assert (pool.stats.compiles, pool.stats.bisections, pool.stats.rechecks) == (2, 0, 1)
+        assert pool.checked == [3]
+    finally:
+        pool.close()

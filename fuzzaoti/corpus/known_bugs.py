@@ -11,7 +11,9 @@ Two sources, both plain data:
   with its signature, from ``fixed_in`` on it must pass), and the
   globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
   signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it may add ``quarantine`` (feature
-  sets) and ``devices``;
+  sets) and ``devices``. A bug whose signature other root causes share (wrong values past 2**31
+  in any op family) matches nothing by signature (``"patterns": []``) and names its ``members``
+  by triage's evidence instead (``family_member``);
 * a text file the user maintains (``--known FILE``; by default ``fuzzaoti-known.txt`` beside
   the corpus when it exists), one entry per line::
 
@@ -109,8 +111,9 @@ def read_user_file(path: str) -> list[KnownBug]:
 
 
 def mark_known(corpus, bugs: KnownList, echo=print) -> int:
-    """Mark the corpus's 'new' findings that match ``bugs`` as 'known', naming the entry;
-    returns how many were marked."""
+    """Mark the corpus's 'new' findings that match ``bugs`` as 'known', naming the entry, and
+    the triaged ones a built-in family's rule claims (``mark_member``); returns how many were
+    marked."""
     marked = 0
     for f in list(corpus.findings("new")):
         bug = bugs.match(f.signature, f.canary)
@@ -118,7 +121,54 @@ def mark_known(corpus, bugs: KnownList, echo=print) -> int:
             corpus.set_status(f.id, "known", known_note=bug.note)
             echo(f"finding {f.id} is known: {bug.note}")
             marked += 1
+        elif mark_member(corpus, f.id, lambda line: echo(line.strip())):
+            marked += 1
     return marked
+
+
+def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tuple[str, dict] | None:
+    """The built-in entry whose ``members`` rule a triaged ``finding`` meets, as ``(file name,
+    entry)``; None for none.
+
+    A rule asks for what the seeds' authors checked by hand before calling a failure one more
+    case of a bug: its ``devices``; ``ladder`` and ``workarounds`` verdicts (inductor passes,
+    AOTI fails, a bounded ``Dim`` max passes); and a ``reach`` (a failing run past 2**31
+    elements, ``fuzzaoti.model.scale.reach``). The evidence is triage's, so an untriaged
+    finding is never anyone's member."""
+    if finding.canary or not finding.triage:
+        return None
+    for name, data in entries if entries is not None else builtin_entries():
+        rule = data.get("members")
+        if rule and _meets(rule, finding):
+            return name, data
+    return None
+
+
+def _meets(rule: dict, finding) -> bool:
+    from fuzzaoti.model import scale  # the model, for reach: only once a finding is triaged
+
+    if finding.device not in rule.get("devices", [finding.device]):
+        return False
+    for part, verdicts in (("ladder", finding.triage), ("workarounds", finding.workarounds)):
+        if any(verdicts.get(name) != verdict for name, verdict in rule.get(part, {}).items()):
+            return False
+    program = finding.case.program
+    reached = [scale.reach(program, dict(env)) for env, _ in finding.case.runs]
+    return all(any(r[key] >= least for r in reached) for key, least in rule.get("reach", {}).items())
+
+
+def mark_member(corpus, finding_id: int, echo=print) -> str | None:
+    """Mark new finding ``finding_id`` 'known' when triage shows it a member of a built-in
+    family (``family_member``), naming the family; returns the note, or None."""
+    finding = corpus.finding(finding_id)
+    found = family_member(finding) if finding.status == "new" else None
+    if found is None:
+        return None
+    name, data = found
+    note = f"same root cause as {name.removesuffix('.json')}: {data['members']['note']}"
+    corpus.set_status(finding_id, "known", known_note=note)
+    echo(f"  finding {finding_id} is known: {note}")
+    return note
 
 
 def expected_result(entry: dict, torch_version: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterator
 
+from fuzzaoti.corpus.known_bugs import mark_member
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
 from fuzzaoti.check.signature import same_bug, signature
@@ -92,6 +93,9 @@ def workarounds(case: Case, target: str, check: Callable) -> dict[str, str]:
 
 
 def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str], None] = print) -> dict:
+    """Ladder and workarounds of a finding, stored; a new finding whose verdicts show it one
+    more member of a known family (``known_bugs.family_member``) is marked known, the
+    family named under ``member``."""
     finding = corpus.finding(finding_id)
     case = finding.case
     result = {"ladder": ladder(case, finding.signature, check),
@@ -100,4 +104,5 @@ def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str]
     for part in ("ladder", "workarounds"):
         for name, verdict in result[part].items():
             log(f"  {part:<11} {name:<24} {verdict}")
+    result["member"] = mark_member(corpus, finding_id, log)  # another case of a family's root cause
     return result

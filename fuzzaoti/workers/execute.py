@@ -83,6 +83,7 @@ class _Member:
         self.outcome: Outcome | None = None
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
+        self.recheck = False  # a run failed in this member alone: the pool checks it on its own
         self._model = None
 
     @property
@@ -153,10 +154,12 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
 
     Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None,
-    "seconds": {stage: seconds}}``: ``batch`` is set when the merged program failed as a whole
-    (export, compile, load, or an exception at run), which the caller resolves by checking the
-    members on their own, the ``suspect`` first when the failure's traceback points into that
-    member's code.
+    "recheck": [index, ...], "seconds": {stage: seconds}}``: ``batch`` is set when the merged
+    program failed as a whole (export, compile, load, or an exception at run), which the caller
+    resolves by checking the members on their own, the ``suspect`` first when the failure's
+    traceback points into that member's code. ``recheck`` members raised at a run fed alone
+    (``_Runner.probe``) while the others went on: the caller checks each on its own, and takes
+    the other members' outcomes as they are.
     """
     device, backend = job["device"], get_backend(job["backend"])
     clock = _StageClock(progress)
@@ -176,8 +179,10 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
         # batch fails as a whole, fatally, so the pool goes on in a fresh worker
         batch_outcome = blame.failure(clock.current or "run", exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
+    recheck = [k for k, m in enumerate(members) if m.recheck] if batch_outcome is None else []
     return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
-            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "seconds": clock.totals()}
+            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "recheck": recheck,
+            "seconds": clock.totals()}
 
 
 def _final(m: _Member) -> Outcome:
@@ -249,38 +254,35 @@ class _Runner:
         try:
             expected = member.expect(r, self.device)
             failure = self(r, {k: expected}, big=True)
+            _release(self.device)  # (where an asynchronous illegal memory access may surface)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":
                 member.suspect = True  # (an illegal memory access reading its outputs, say)
                 raise
             member.oom += 1
             failure = None
-        _release(self.device)
+            _release(self.device)
         return failure
 
     def __call__(self, r: int, chosen: dict[int, tuple], big: bool = False) -> Outcome | None:
-        import torch
-
-        feed, judged = [], {}
+        judged = {}
         for k, m in enumerate(self.members):
             inputs = chosen[k][0] if k in chosen else None
             if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k]):
                 m.skipped += 1
-                inputs = None
-            feed.extend(inputs if inputs is not None else self.examples[k])
-            if inputs is not None:
+            elif inputs is not None:
                 judged[k] = chosen[k]
         if not judged:
             return None
         self.progress(f"run {r}")
         try:
-            with torch.no_grad():
-                outputs = self.prepared.run(*feed)
-            if self.device == "cuda":
-                torch.cuda.synchronize()
+            outputs = self._run(judged)
         except Exception as exc:  # noqa: BLE001
             if big and symptom_of_exception(exc) == "oom":
                 raise
+            failing = self.probe(r, judged) if len(judged) > 1 and symptom_of_exception(exc) == "exception" else set()
+            if failing and len(failing) < len(judged):  # pinned: the rest go on without them
+                return self(r, {k: v for k, v in judged.items() if k not in failing})
             where = {}
             if len(judged) == 1:  # the others ran their export-time examples (a big run): the pool
                 # checks this one alone first, two compiles rather than a bisection's 2*log2(n)
@@ -293,6 +295,44 @@ class _Runner:
             if k in judged:
                 self._judge(self.members[k], r, outs, judged[k])
         return None
+
+    def _run(self, judged: dict[int, tuple]) -> list:
+        """One call of the compiled batch: the ``judged`` members' inputs, the others' examples."""
+        import torch
+
+        feed = []
+        for k in range(len(self.members)):
+            feed.extend(judged[k][0] if k in judged else self.examples[k])
+        with torch.no_grad():
+            outputs = self.prepared.run(*feed)
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return outputs
+
+    def probe(self, r: int, judged: dict[int, tuple]) -> set[int]:
+        """The members whose run ``r`` raises when fed alone, after the whole group's raised.
+
+        A run exception that leaves the process sound (a kernel launch refused: a bmm batch
+        past the 65535 grid limit) costs a probe per member, milliseconds; without it the pool
+        bisects the batch, up to 2·log2(n) compiles of seconds each. Each pinned member gets
+        the exception as its outcome and ``recheck``: the pool compiles it on its own, where a
+        failure becomes a finding. A probe that poisons the process raises (a fatal batch)."""
+        failing = set()
+        for k in judged:
+            try:
+                self._run({k: judged[k]})
+            except Exception as exc:  # noqa: BLE001
+                if symptom_of_exception(exc) != "exception":
+                    raise
+                m = self.members[k]
+                env, seed = m.runs[r]
+                m.outcome, m.recheck = blame.failure("run", exc, env=env, seed=seed), True
+                failing.add(k)
+        if len(failing) == len(judged):  # all or none alone: not pinned; the pool bisects
+            for k in failing:
+                self.members[k].outcome, self.members[k].recheck = None, False
+            return set()
+        return failing
 
     @staticmethod
     def _judge(m: _Member, r: int, outs, expected) -> None:

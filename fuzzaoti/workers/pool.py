@@ -5,7 +5,9 @@ compile or load raised, a run raised, or the worker crashed or hung) the batch i
 and each half checked again, down to single cases: a failure only becomes a finding once a
 case has shown it on its own. When the failure's traceback points into one member's code (the
 worker names that member the suspect), the suspect is checked alone and the rest together:
-two compiles instead of a bisection's 2·log2(n). All workers take these compiles from one
+two compiles instead of a bisection's 2·log2(n). When a run raised and left the process sound,
+the worker feeds each member alone to find the ones that raise (milliseconds a probe), and
+the batch goes on without them: one compile each, alone, and none for the rest. All workers take these compiles from one
 queue, so bisecting one worker's failed share does not leave the others idle, and a campaign
 queues its next batch before the current one is done, so no worker waits at batch boundaries.
 """
@@ -38,6 +40,7 @@ class PoolStats:
     bisect_compiles: int = 0  # compiles of halves of a group that failed as a whole
     bisect_s: float = 0.0
     bisect_causes: Counter = field(default_factory=Counter)  # what failed whole batches, by signature
+    rechecks: int = 0  # members pinned by a run probe (execute._Runner.probe) and checked alone: no bisection
     stage_s: Counter = field(default_factory=Counter)  # worker-seconds per stage (eager, export, compile, ...)
     configs_s: Counter = field(default_factory=Counter)  # worker-seconds per compile config set, bisection included
     configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
@@ -68,6 +71,7 @@ class PoolStats:
                                 for configs, s in self.configs_s.most_common())
         return (f"{self.compiles} compiles, {self.bisect_compiles} of them bisecting failed batches "
                 f"({100 * self.bisect_s / total if total else 0:.0f}% of worker time)"
+                + (f", {self.rechecks} of those rechecking members a run probe pinned" if self.rechecks else "")
                 + (f"; batches failed with: {causes}" if causes else "")
                 + (f"; worker time by stage: {stages}" if stages else "")
                 + (f"; worker-seconds per program by configs: {per_program}" if per_program else ""))
@@ -240,8 +244,9 @@ class WorkerPool:
                 batch.troubled |= bool(parts) or not worker.alive()
                 if outcomes is not None:
                     for index, outcome in zip(indices, outcomes):
-                        batch.results[index] = outcome
-                    self.checked[k] += len(indices)
+                        if outcome is not None:
+                            batch.results[index] = outcome
+                    self.checked[k] += sum(o is not None for o in outcomes)
                 if batch.cancelled:
                     parts = []
                 for part in parts:
@@ -262,10 +267,11 @@ class WorkerPool:
         return "; ".join(parts)
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,
-                 bisecting: bool) -> tuple[list[Outcome] | None, list[list[int]], float]:
+                 bisecting: bool) -> tuple[list[Outcome | None] | None, list[list[int]], float]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
         a whole, the parts to check next (the suspect alone and the rest, else two halves);
-        and the seconds it took."""
+        and the seconds it took. Members the worker pinned without failing the group have no
+        outcome yet (None) and a part of their own each."""
         job = {
             "backend": backend or worker.config.backend,
             "device": worker.config.device,
@@ -278,8 +284,13 @@ class WorkerPool:
         with self._stats_lock:
             self.stats.add(seconds, bisecting, result.get("seconds") or {},
                            configs_label(cases[0].program.configs), len(cases))
-        if result["batch"] is None:
-            return [Outcome.from_dict(o) for o in result["cases"]], [], seconds
+        if result["batch"] is None:  # pinned members (a run raised in them alone) are checked alone
+            recheck = [k for k in result.get("recheck") or () if 0 <= k < len(cases)] if len(cases) > 1 else []
+            outcomes = [None if k in recheck else Outcome.from_dict(o) for k, o in enumerate(result["cases"])]
+            if recheck:
+                with self._stats_lock:
+                    self.stats.rechecks += len(recheck)
+            return outcomes, [[k] for k in recheck], seconds
         if len(cases) == 1:
             outcome = Outcome.from_dict(result["batch"])
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed

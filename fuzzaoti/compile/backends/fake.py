@@ -2,6 +2,8 @@
 
 ``FUZZAOTI_FAKE_FAULT=<op>:<mode>`` makes every program that uses ``<op>`` (``*``: any op) misbehave, where
 mode is ``wrong`` (one output element off by one), ``raise`` (an exception at run),
+``raise-large`` (an exception at run when an input of an ``<op>`` node has a size of
+``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), or ``hang`` (the run never returns). Never the only proof:
 real AOTI is tested for real in tests marked ``aoti``.
 """
@@ -15,6 +17,9 @@ from fuzzaoti.compile.backends.base import Prepared, Progress
 from fuzzaoti.model.program import Program
 
 
+LARGE = 64  # raise-large: the size from which an input of the faulty op makes a run raise
+
+
 class FakeBackend:
     name = "fake"
 
@@ -24,10 +29,15 @@ class FakeBackend:
         model = namespace["Repro"]()
         op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
         tainted = _outputs_using(program, op)
+        feeding = [i.name in _inputs_of(program, op) for i in program.inputs]
 
         def run(*inputs):
             outputs = list(model(*inputs))
             if not any(tainted):
+                return outputs
+            if mode == "raise-large":
+                if any(f and max(t.shape, default=0) >= LARGE for t, f in zip(inputs, feeding)):
+                    raise RuntimeError(f"fake backend fault in {op}: launch refused past a grid limit")
                 return outputs
             if mode == "raise":
                 raise RuntimeError(f"fake backend fault in {op} at 0x{id(outputs):x}")
@@ -46,6 +56,17 @@ def _outputs_using(program: Program, op: str) -> list[bool]:
     for node in program.nodes:
         uses[node.name] = node.op == op or op == "*" or any(uses[a] for a in node.args)
     return [uses[o] for o in program.outputs]
+
+
+def _inputs_of(program: Program, op: str) -> set[str]:
+    """The inputs that ``op``'s nodes are computed from."""
+    upstream: dict[str, set[str]] = {i.name: {i.name} for i in program.inputs}
+    found: set[str] = set()
+    for node in program.nodes:
+        upstream[node.name] = set().union(*(upstream[a] for a in node.args if a in upstream))
+        if node.op == op or op == "*":
+            found |= upstream[node.name]
+    return found
 
 
 def _off_by_one(tensor):

@@ -1,0 +1,30 @@
+"""scripts/bench_throughput.py's report: every line it prints for both profiles, from arms of
+made-up counts (its measurements need minutes of real compiles; its arithmetic does not)."""
+
+import argparse
+import importlib.util
+import os
+import sys
+
+
+def _bench():
+    path = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_throughput.py")
+    spec = importlib.util.spec_from_file_location("bench_throughput", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_large_report_gives_large_programs_and_runs_per_minute(capsys):
+    # the H200's first large-profile bench (2026-12-04) died here, after both arms had run
+    bench = _bench()
+    base = bench.Arm(programs=1, seconds=87.0)
+    fuzz = bench.Arm(programs=6, seconds=150.0, large_programs=3, large_runs=10)
+    args = argparse.Namespace(device="cuda", configs=None, batch_size=None, minutes=1.0, profile="large",
+                              quarantine_rate=0.05)
+    bench.report(base, fuzz, args, 3)
+    out = capsys.readouterr().out
+    assert "fuzzaoti 1.2 programs and 4.0 runs/min (3 programs, 10 runs)" in out
+    bench.report(base, fuzz, argparse.Namespace(**{**vars(args), "profile": "small"}), 3)
+    assert "large (" not in capsys.readouterr().out
