@@ -1,18 +1,20 @@
 """fuzzaoti.workers.execute's memory plan: big runs one member at a time, the budget, out of memory."""
 
+import json
 from dataclasses import replace
 
 import torch
 
 from fuzzaoti.workers import execute
 from fuzzaoti.workers.execute import check_batch
+from fuzzaoti.workers.protocol import BatchResult, Job
+from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 from fuzzaoti.model.scale import checked_bytes
 
 
 def _job(programs, runs, max_bytes=None):
-    return {"backend": "fake", "device": "cpu", "max_bytes": max_bytes,
-            "cases": [{"program": p.to_json(), "runs": runs} for p in programs]}
+    return Job("fake", "cpu", tuple(Case.from_run_dicts(p, runs) for p in programs), max_bytes)
 
 
 def _program(op="neg") -> Program:
@@ -30,16 +32,16 @@ def test_runs_made_again_after_the_compile_are_judged_like_kept_ones(monkeypatch
     monkeypatch.setattr(execute, "KEEP_BYTES", 0)
     fake_fault("abs:wrong")
     result = check_batch(_job([_program("neg"), _program("abs")], RUNS), lambda stage: None)
-    clean, wrong = result["cases"]
-    assert (clean["symptom"], clean["runs_checked"]) == ("pass", 4)
-    assert (wrong["symptom"], wrong["env"]) == ("mismatch", {"d0": 2})
+    clean, wrong = result.cases
+    assert (clean.symptom, clean.runs_checked) == ("pass", 4)
+    assert (wrong.symptom, wrong.env) == ("mismatch", {"d0": 2})
 
 
 def test_a_run_over_the_budget_is_counted_and_not_run():
     program = _program()
     budget = checked_bytes(program, {"d0": 9}, None)  # 70 rows do not fit; 2, 5 and 9 do
-    (outcome,) = check_batch(_job([program], RUNS, budget), lambda stage: None)["cases"]
-    assert (outcome["symptom"], outcome["runs_checked"], outcome["runs_over_budget"]) == ("pass", 3, 1)
+    (outcome,) = check_batch(_job([program], RUNS, budget), lambda stage: None).cases
+    assert (outcome.symptom, outcome.runs_checked, outcome.runs_over_budget) == ("pass", 3, 1)
 
 
 def test_out_of_memory_in_a_big_run_is_counted_never_a_finding(monkeypatch):
@@ -54,8 +56,8 @@ def test_out_of_memory_in_a_big_run_is_counted_never_a_finding(monkeypatch):
 
     tight.calls = {"seed2": 0}
     monkeypatch.setattr(execute, "make_inputs", tight)
-    (outcome,) = check_batch(_job([_program()], RUNS), lambda stage: None)["cases"]
-    assert (outcome["symptom"], outcome["runs_checked"], outcome["runs_oom"]) == ("pass", 3, 1)
+    (outcome,) = check_batch(_job([_program()], RUNS), lambda stage: None).cases
+    assert (outcome.symptom, outcome.runs_checked, outcome.runs_oom) == ("pass", 3, 1)
 
 
 def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatch):
@@ -69,8 +71,8 @@ def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatc
 
     monkeypatch.setattr(execute, "compare_outputs", poisoned)
     result = check_batch(_job([_program()], RUNS), lambda stage: None)
-    assert (result["batch"]["stage"], result["batch"]["symptom"]) == ("compare", "illegal_memory_access")
-    assert fatal_for_process(result["batch"]["symptom"])
+    assert (result.batch.stage, result.batch.symptom) == ("compare", "illegal_memory_access")
+    assert fatal_for_process(result.batch.symptom) and result.fatal("cpu")
 
 
 def test_a_gpu_worker_retires_after_a_wrong_value():
@@ -100,12 +102,11 @@ def test_a_big_run_that_raises_names_its_member_the_suspect(monkeypatch):
 
     monkeypatch.setattr(FakeBackend, "prepare", faulty)
     small = [r for r in RUNS if r["env"]["d0"] != 70]
-    job = {"backend": "fake", "device": "cpu", "max_bytes": None,
-           "cases": [{"program": _program(op).to_json(), "runs": runs}
-                     for op, runs in (("neg", small), ("abs", RUNS), ("neg", small))]}
+    job = Job("fake", "cpu", tuple(Case.from_run_dicts(_program(op), runs)
+                                   for op, runs in (("neg", small), ("abs", RUNS), ("neg", small))))
     result = check_batch(job, lambda stage: None)
-    assert result["batch"]["symptom"] == "illegal_memory_access"
-    assert result["suspect"] == 1
+    assert result.batch.symptom == "illegal_memory_access"
+    assert result.suspect == 1
 
 
 def test_a_run_that_raises_in_one_member_pins_it_and_the_rest_go_on(fake_fault):
@@ -115,17 +116,17 @@ def test_a_run_that_raises_in_one_member_pins_it_and_the_rest_go_on(fake_fault):
     fake_fault("abs:raise-large")
     job = _job([_program("neg"), _program("abs"), _program("neg")], RUNS)
     result = check_batch(job, lambda stage: None)
-    assert result["batch"] is None and result["recheck"] == [1]
-    first, pinned, last = result["cases"]
-    assert (first["symptom"], first["runs_checked"]) == ("pass", 4) == (last["symptom"], last["runs_checked"])
-    assert (pinned["stage"], pinned["symptom"], pinned["env"]) == ("run", "exception", {"d0": 70})
+    assert result.batch is None and result.recheck == (1,)
+    first, pinned, last = result.cases
+    assert (first.symptom, first.runs_checked) == ("pass", 4) == (last.symptom, last.runs_checked)
+    assert (pinned.stage, pinned.symptom, pinned.env) == ("run", "exception", {"d0": 70})
 
 
 def test_a_run_that_raises_in_every_member_alone_fails_the_batch(fake_fault):
     # nothing to pin when each member raises alone too: the batch fails whole and the pool bisects
     fake_fault("abs:raise-large")
     result = check_batch(_job([_program("abs"), _program("abs")], RUNS), lambda stage: None)
-    assert result["batch"]["symptom"] == "exception" and result["recheck"] == []
+    assert result.batch.symptom == "exception" and result.recheck == ()
 
 
 def test_an_illegal_memory_access_surfacing_after_a_big_run_names_its_member(monkeypatch):
@@ -141,7 +142,16 @@ def test_an_illegal_memory_access_surfacing_after_a_big_run_names_its_member(mon
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     monkeypatch.setattr(execute, "_release", release)
-    job = {"backend": "fake", "device": "cpu", "max_bytes": None,
-           "cases": [{"program": _program(op).to_json(), "runs": RUNS[:1]} for op in ("neg", "abs")]}
+    result = check_batch(_job([_program("neg"), _program("abs")], RUNS[:1]), lambda stage: None)
+    assert result.batch.symptom == "illegal_memory_access" and result.suspect == 0
+
+
+def test_a_job_and_its_result_cross_the_pipe_unchanged(fake_fault):
+    # what the pool sends and the worker answers is JSON on a pipe: each record survives the trip
+    fake_fault("abs:raise-large")
+    job = _job([_program("neg"), _program("abs"), _program("neg")], RUNS, 1 << 20)
+    assert Job.from_dict(json.loads(json.dumps(job.to_dict()))) == job
     result = check_batch(job, lambda stage: None)
-    assert result["batch"]["symptom"] == "illegal_memory_access" and result["suspect"] == 0
+    assert BatchResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    with_stderr = result.with_stderr("ptxas said so")
+    assert [o.stderr for o in with_stderr.cases] == ["", "ptxas said so", ""]  # failures only

@@ -59,6 +59,7 @@ def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone()
     from fuzzaoti.compile import merge as batch
     from fuzzaoti.compile.backends.aoti import AotiBackend
     from fuzzaoti.workers.blame import drop_failing_members as _drop_failing_members
+    from fuzzaoti.model.case import Case
     from fuzzaoti.workers.execute import _Member
     from fuzzaoti.check.outcome import Outcome
 
@@ -69,8 +70,8 @@ def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone()
     merged_message = _message(TRUE_GUARD.replace("'x0'", "'p1_x0'"), dim="p1_d1")
 
     def drop(backend):
-        members = [_Member({"program": relu.to_json(), "runs": [{"env": {"m": 4}, "seed": 0}]}),
-                   _Member({"program": flatten.to_json(), "runs": runs})]
+        members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
+                   _Member(Case.from_run_dicts(flatten, runs))]
         outcome = Outcome("export", "invalid", "UserError: " + merged_message)
         dropped = _drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, backend, "cpu")
         return dropped, members[1].outcome

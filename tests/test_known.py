@@ -7,12 +7,12 @@ import os
 import pytest
 
 from fuzzaoti.workers.execute import check_batch
-from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.model.program import Program
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.worker import WorkerConfig
+from fuzzaoti.workers.protocol import Job
 
 KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti", "corpus", "known", "*.json")))
 
@@ -37,9 +37,8 @@ def _check(path, backend, device="cpu"):
         finally:
             pool.close()
         return data, program, outcome
-    job = {"backend": backend, "device": device, "cases": [{"program": program.to_json(), "runs": data["runs"]}]}
-    result = check_batch(job, lambda stage: None)
-    return data, program, Outcome.from_dict(result["batch"] or result["cases"][0])
+    result = check_batch(Job(backend, device, (Case.from_run_dicts(program, data["runs"]),)), lambda stage: None)
+    return data, program, result.batch or result.cases[0]
 
 
 def test_there_are_known_cases():
@@ -77,11 +76,10 @@ def _beside_a_passing_program(five_op_program, name):
     """Check known case ``name`` in one batch after a program that passes."""
     data = json.load(open(os.path.join(os.path.dirname(KNOWN[0]), name)))
     program = Program.from_dict(data["program"])
-    job = {"backend": "aoti", "device": "cpu", "cases": [
-        {"program": five_op_program.to_json(), "runs": [{"env": {"b": 3, "n": 9}, "seed": 0}]},
-        {"program": program.to_json(), "runs": data["runs"]}]}
+    job = Job("aoti", "cpu", (Case.from_run_dicts(five_op_program, [{"env": {"b": 3, "n": 9}, "seed": 0}]),
+                              Case.from_run_dicts(program, data["runs"])))
     result = check_batch(job, lambda stage: None)
-    passed, known = (Outcome.from_dict(o) for o in result["cases"])
+    passed, known = result.cases
     return data, program, result, passed, known
 
 
@@ -90,7 +88,7 @@ def test_a_wrongly_rejected_range_is_pinned_on_its_member_of_a_batch(five_op_pro
     # export names the member whose range it rejects; its guard is checked without bisection
     data, program, result, passed, rejected = _beside_a_passing_program(
         five_op_program, "export-flatten-repeated-dim-false-constraint.json")
-    assert result["batch"] is None
+    assert result.batch is None
     assert passed.passed and passed.runs_checked == 1
     assert signature(rejected, program) == data["signature"]
     assert "holds for every d1 in [1, 256] (256 sizes tried)" in rejected.message
@@ -104,6 +102,6 @@ def test_a_member_whose_export_fails_is_found_without_bisecting(five_op_program)
         five_op_program, "export-derived-dim-keyerror-max.json")
     if failed.passed:
         pytest.xfail(f"fixed in this torch: {data['title']}")
-    assert result["batch"] is None
+    assert result.batch is None
     assert passed.passed and passed.runs_checked == 1
     assert signature(failed, program) == data["signature"]

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from fuzzaoti.model import sizes
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.workers.execute import check_batch
+from fuzzaoti.workers.protocol import Job
+from fuzzaoti.model.case import Case
 from fuzzaoti.strategies import CORE_OPS, cases, config_sets, programs, runtime_shapes
 
 def fast(max_examples: int) -> settings:
@@ -17,10 +19,8 @@ def fast(max_examples: int) -> settings:
 @fast(2000)
 @given(cases(programs()))
 def test_every_program_runs_cleanly_in_eager_at_every_runtime_shape(case):
-    job = {"backend": "eager", "device": "cpu",
-           "cases": [{"program": case.program.to_json(), "runs": case.run_dicts()}]}
-    outcome = check_batch(job, lambda stage: None)["cases"][0]
-    assert outcome["symptom"] == "pass", (outcome["message"], case.program.to_json())
+    outcome = check_batch(Job("eager", "cpu", (case,)), lambda stage: None).cases[0]
+    assert outcome.symptom == "pass", (outcome.message, case.program.to_json())
 
 
 @fast(300)
@@ -114,9 +114,8 @@ def test_large_profile_crosses_grid_and_32_bit_limits():
 @fast(100)
 @given(programs(profile="large"))
 def test_large_programs_run_in_eager_at_their_export_sizes(program):
-    job = {"backend": "eager", "device": "cpu",
-           "cases": [{"program": program.to_json(), "runs": [{"env": program.hint_env(), "seed": 0}]}]}
-    assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass"
+    job = Job("eager", "cpu", (Case.from_run_dicts(program, [{"env": program.hint_env(), "seed": 0}]),))
+    assert check_batch(job, lambda stage: None).cases[0].symptom == "pass"
 
 
 def test_a_thousand_draws_cover_every_op_and_dim_kind():

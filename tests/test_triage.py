@@ -18,13 +18,13 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
 
 def test_static_and_chunked_remedies_keep_the_program_valid(five_op_program):
     from fuzzaoti.workers.execute import check_batch
+    from fuzzaoti.workers.protocol import Job
 
     case = Case(five_op_program, (((("b", 3), ("n", 7)), 1),))
     remedies = dict(workaround_cases(case))
     for name in ("static shapes", "chunked bmm (static)"):
         fixed = remedies[name]
-        job = {"backend": "eager", "device": "cpu", "cases": [{"program": fixed.program.to_json(), "runs": fixed.run_dicts()}]}
-        assert check_batch(job, lambda stage: None)["cases"][0]["symptom"] == "pass", name
+        assert check_batch(Job("eager", "cpu", (fixed,)), lambda stage: None).cases[0].symptom == "pass", name
     assert [n.attr for n in remedies["chunked bmm (static)"].program.nodes if n.op == "bmm_chunked"] == [{"size": 2}]
 
 

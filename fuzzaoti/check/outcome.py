@@ -31,6 +31,13 @@ class Outcome:
     error_type: str = ""
     frames: tuple[str, ...] = field(default=())
 
+    def __post_init__(self) -> None:
+        # a typo'd stage or symptom would be stored, counted and signed as a bug of its own
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown outcome stage {self.stage!r}; one of {', '.join(STAGES)}")
+        if self.symptom not in SYMPTOMS:
+            raise ValueError(f"unknown outcome symptom {self.symptom!r}; one of {', '.join(SYMPTOMS)}")
+
     @property
     def passed(self) -> bool:
         return self.symptom == "pass"

@@ -19,7 +19,7 @@ member for the price of an export) never quarantine anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import fails_whole_batch
@@ -82,6 +82,12 @@ def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, t
             for s in data.get("quarantine", [])]
 
 
+class Sorted(NamedTuple):
+    chosen: list[int]  # indices of the programs to check, in order
+    alone: list[int]  # positions in ``chosen`` of those to check each on its own
+    set_aside: int  # quarantined programs passed over
+
+
 class Quarantine:
     def __init__(self, triggers: Sequence[Trigger] = (), rate: float = DEFAULT_RATE):
         if not 0.0 <= rate <= 1.0:
@@ -104,9 +110,9 @@ class Quarantine:
         """Whether a quarantined program is one of the ``rate`` still checked (by its content hash)."""
         return int(program.id[:8], 16) < self.rate * 2**32
 
-    def sort(self, programs: Sequence[Program], size: int) -> tuple[list[int], list[int], int]:
-        """Indices of the first ``size`` programs to check (in order); the positions, in that
-        list, of those to check alone; and how many quarantined programs were set aside on the way."""
+    def sort(self, programs: Sequence[Program], size: int) -> Sorted:
+        """The first ``size`` programs to check, those of them to check alone, and how many
+        quarantined programs were set aside on the way."""
         chosen, alone, set_aside = [], [], 0
         for index, program in enumerate(programs):
             if len(chosen) == size:
@@ -118,4 +124,4 @@ class Quarantine:
                 chosen.append(index)
             else:
                 set_aside += 1
-        return chosen, alone, set_aside
+        return Sorted(chosen, alone, set_aside)

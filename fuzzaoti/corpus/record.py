@@ -6,7 +6,7 @@ finding looks the same whoever found it.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from fuzzaoti import compat
 from fuzzaoti.check.outcome import Outcome
@@ -16,16 +16,26 @@ from fuzzaoti.corpus.store import Corpus
 from fuzzaoti.model.case import Case
 
 
+class Stored(NamedTuple):
+    """Where a failure went: its finding, whether that finding is new, its signature, and the
+    known bug it matched (None for none)."""
+
+    finding_id: int
+    new: bool
+    signature: str
+    known: KnownBug | None
+
+
 def store_failure(corpus: Corpus, known: KnownList, campaign_id: int | None, device: str, canary: str | None,
-                  case: Case, outcome: Outcome, versions: dict) -> tuple[int, bool, str, KnownBug | None]:
+                  case: Case, outcome: Outcome, versions: dict) -> Stored:
     """Record a failing case in the corpus (a new finding or one more hit), ``known`` when its
-    signature is on the known-bug list. Returns (finding id, is new, signature, known bug)."""
+    signature is on the known-bug list."""
     runs = [{"env": outcome.env, "seed": outcome.seed}] if outcome.env is not None else case.run_dicts()
     sig = signature(outcome, case.program)
     bug = known.match(sig, canary)
     fid, new = corpus.record_failure(campaign_id, device, canary, sig, outcome.to_dict(), case.program.to_json(),
                                      runs, versions, known_note=bug.note if bug else None)
-    return fid, new, sig, bug
+    return Stored(fid, new, sig, bug)
 
 
 def record_checked(corpus_path: str, device: str, canary: str | None, checked: list[tuple[Case, Outcome]],
@@ -35,5 +45,5 @@ def record_checked(corpus_path: str, device: str, canary: str | None, checked: l
     with Corpus.open(corpus_path, create=True) as corpus:
         for case, outcome in checked:
             if outcome.is_finding:
-                fid, new, _, _ = store_failure(corpus, known, None, device, canary, case, outcome, versions)
-                echo(f"  {'stored as' if new else 'one more hit of'} finding {fid} in {corpus_path}")
+                stored = store_failure(corpus, known, None, device, canary, case, outcome, versions)
+                echo(f"  {'stored as' if stored.new else 'one more hit of'} finding {stored.finding_id} in {corpus_path}")

@@ -14,17 +14,18 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Callable
 
 from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
+from fuzzaoti.model.case import Case
 from fuzzaoti.workers import blame
+from fuzzaoti.workers.protocol import BatchResult, Job
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
-from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
 Progress = Callable[[str], None]
@@ -74,9 +75,9 @@ LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made
 class _Member:
     """One case's state while a batch is checked."""
 
-    def __init__(self, case: dict[str, Any], max_bytes: int | None = None):
-        self.program = Program.from_json(case["program"])
-        self.runs = [(dict(r["env"]), int(r["seed"])) for r in case["runs"]]
+    def __init__(self, case: Case, max_bytes: int | None = None):
+        self.program = case.program
+        self.runs = [(dict(env), seed) for env, seed in case.runs]
         self.max_bytes = max_bytes
         # per run: (inputs, eager, reference), LATER, or None (not run: over budget or out of memory)
         self.expected: list[tuple[list, list, list] | str | None] = []
@@ -150,21 +151,14 @@ def _release(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Check ``job["cases"]`` with ``job["backend"]`` on ``job["device"]``.
-
-    Returns ``{"batch": outcome-or-None, "cases": [outcome, ...], "suspect": index-or-None,
-    "recheck": [index, ...], "seconds": {stage: seconds}}``: ``batch`` is set when the merged
-    program failed as a whole (export, compile, load, or an exception at run), which the caller
-    resolves by checking the members on their own, the ``suspect`` first when the failure's
-    traceback points into that member's code. ``recheck`` members raised at a run fed alone
-    (``_Runner.probe``) while the others went on: the caller checks each on its own, and takes
-    the other members' outcomes as they are.
-    """
-    device, backend = job["device"], get_backend(job["backend"])
+def check_batch(job: Job, progress: Progress) -> BatchResult:
+    """Check ``job.cases`` with ``job.backend`` on ``job.device`` (``protocol.BatchResult`` says
+    what comes back: a failure of the merged program as a whole with its ``suspect``, or an
+    outcome per case with the members to ``recheck`` alone)."""
+    device, backend = job.device, get_backend(job.backend)
     clock = _StageClock(progress)
-    max_bytes = job.get("max_bytes") or (gpu_budget() if device == "cuda" else None)
-    members = [_Member(c, max_bytes) for c in job["cases"]]
+    max_bytes = job.max_bytes or (gpu_budget() if device == "cuda" else None)
+    members = [_Member(c, max_bytes) for c in job.cases]
     clock("eager")
     try:
         for m in members:
@@ -179,10 +173,9 @@ def check_batch(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
         # batch fails as a whole, fatally, so the pool goes on in a fresh worker
         batch_outcome = blame.failure(clock.current or "run", exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
-    recheck = [k for k, m in enumerate(members) if m.recheck] if batch_outcome is None else []
-    return {"batch": batch_outcome.to_dict() if batch_outcome is not None else None,
-            "cases": [_final(m).to_dict() for m in members], "suspect": suspect, "recheck": recheck,
-            "seconds": clock.totals()}
+    recheck = tuple(k for k, m in enumerate(members) if m.recheck) if batch_outcome is None else ()
+    return BatchResult(batch=batch_outcome, cases=tuple(_final(m) for m in members), suspect=suspect,
+                       recheck=recheck, seconds=clock.totals())
 
 
 def _final(m: _Member) -> Outcome:

@@ -25,6 +25,7 @@ from typing import Callable, Mapping, Sequence
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
+from fuzzaoti.workers.protocol import Job
 from fuzzaoti.workers.worker import Worker, WorkerConfig
 
 
@@ -272,35 +273,29 @@ class WorkerPool:
         a whole, the parts to check next (the suspect alone and the rest, else two halves);
         and the seconds it took. Members the worker pinned without failing the group have no
         outcome yet (None) and a part of their own each."""
-        job = {
-            "backend": backend or worker.config.backend,
-            "device": worker.config.device,
-            "max_bytes": worker.config.max_bytes,
-            "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in cases],
-        }
+        job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes)
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
         with self._stats_lock:
-            self.stats.add(seconds, bisecting, result.get("seconds") or {},
-                           configs_label(cases[0].program.configs), len(cases))
-        if result["batch"] is None:  # pinned members (a run raised in them alone) are checked alone
-            recheck = [k for k in result.get("recheck") or () if 0 <= k < len(cases)] if len(cases) > 1 else []
-            outcomes = [None if k in recheck else Outcome.from_dict(o) for k, o in enumerate(result["cases"])]
+            self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), len(cases))
+        if result.batch is None:  # pinned members (a run raised in them alone) are checked alone
+            recheck = [k for k in result.recheck if 0 <= k < len(cases)] if len(cases) > 1 else []
+            outcomes = [None if k in recheck else o for k, o in enumerate(result.cases)]
             if recheck:
                 with self._stats_lock:
                     self.stats.rechecks += len(recheck)
             return outcomes, [[k] for k in recheck], seconds
         if len(cases) == 1:
-            outcome = Outcome.from_dict(result["batch"])
+            outcome = result.batch
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
             return [outcome], [], seconds
         with self._stats_lock:
             self.stats.bisections += 1
-            self.stats.bisect_causes[signature(Outcome.from_dict(result["batch"]))[:160]] += 1
-        suspect = result.get("suspect")
+            self.stats.bisect_causes[signature(result.batch)[:160]] += 1
+        suspect = result.suspect
         if suspect is not None and 0 <= suspect < len(cases):  # the failure named its member
             return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds
         half = len(cases) // 2

@@ -23,8 +23,9 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fuzzaoti.check.outcome import Outcome, fatal_for_process
+from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import WorkerDied
+from fuzzaoti.workers.protocol import BatchResult, Job
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
 
@@ -60,6 +61,7 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     from fuzzaoti import compat
     from fuzzaoti.compile import canaries
     from fuzzaoti.workers.execute import check_batch
+    from fuzzaoti.workers.protocol import Job
 
     compat.set_default_cxx()
     try:
@@ -70,7 +72,7 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     send("ready", os.getpid())
     for line in sys.stdin:
         try:
-            result = check_batch(json.loads(line), lambda stage: send("stage", stage))
+            result = check_batch(Job.from_dict(json.loads(line)), lambda stage: send("stage", stage)).to_dict()
         except Exception:  # noqa: BLE001 - a fuzzaoti bug: report it rather than die silently
             result = {"internal_error": traceback.format_exc()}
         send("result", result)
@@ -138,12 +140,12 @@ class Worker:
             pass
 
     # ---- one batch -------------------------------------------------------------------------
-    def check(self, job: dict[str, Any]) -> dict[str, Any]:
+    def check(self, job: Job) -> BatchResult:
         """Send one batch; return the worker's result, or a batch outcome if it died or hung."""
         if not self.alive():
             self.start()
         offset, started = os.path.getsize(self.stderr_path), time.monotonic()
-        self.process.stdin.write((json.dumps(job) + "\n").encode())
+        self.process.stdin.write((json.dumps(job.to_dict()) + "\n").encode())
         self.process.stdin.flush()
         self.stage, self.stage_since = "eager", time.monotonic()
         try:
@@ -151,7 +153,7 @@ class Worker:
         finally:
             self.stage = None
 
-    def _await_result(self, offset: int, started: float) -> dict[str, Any]:
+    def _await_result(self, offset: int, started: float) -> BatchResult:
         stage = "eager"
         while True:
             timeout = self.config.compile_timeout if stage in COMPILE_STAGES else self.config.run_timeout
@@ -167,7 +169,7 @@ class Worker:
             self.kill()
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
                               stderr=self._stderr_since(offset), runs_checked=0)
-            return {"batch": outcome.to_dict(), "cases": None, "seconds": {symptom: time.monotonic() - started}}
+            return BatchResult(batch=outcome, seconds={symptom: time.monotonic() - started})
 
     def _receive(self, timeout: float) -> tuple[str, Any]:
         """The next message, ``("timeout", None)``, or ``("died", how)`` if the pipe closed."""
@@ -191,18 +193,14 @@ class Worker:
             data = f.read()
         return data[-limit:].decode("utf-8", "replace")
 
-    def _with_stderr(self, result: dict[str, Any], offset: int) -> dict[str, Any]:
-        """Attach what the worker printed to every failure, and retire a poisoned worker."""
-        if "internal_error" in result:  # a fuzzaoti bug: kept as a finding so it is seen and fixed
-            trace = result["internal_error"]
-            outcome = Outcome("harness", "exception", trace.strip().splitlines()[-1], stderr=trace)
-            return {"batch": outcome.to_dict(), "cases": None}
-        stderr = self._stderr_since(offset)
-        outcomes = [result["batch"]] + list(result["cases"])
-        for o in outcomes:
-            if o is not None and o["symptom"] not in ("pass", "invalid"):
-                o["stderr"] = stderr
-        if any(o is not None and fatal_for_process(o["symptom"], self.config.device) for o in outcomes):
+    def _with_stderr(self, payload: dict[str, Any], offset: int) -> BatchResult:
+        """The worker's answer, with what it printed attached to every failure; a poisoned
+        worker is retired."""
+        if "internal_error" in payload:  # a fuzzaoti bug: kept as a finding so it is seen and fixed
+            trace = payload["internal_error"]
+            return BatchResult(batch=Outcome("harness", "exception", trace.strip().splitlines()[-1], stderr=trace))
+        result = BatchResult.from_dict(payload).with_stderr(self._stderr_since(offset))
+        if result.fatal(self.config.device):
             self.kill()
         return result
 

@@ -1,0 +1,82 @@
+"""The worker protocol: what the pool sends a worker process, and what comes back.
+
+Both cross a pipe as one JSON object per line (``fuzzaoti.workers.worker``), so each is a frozen
+record with one ``to_dict`` and one ``from_dict``: the pool, the worker, ``execute.check_batch``
+and the tests all build and read the same two types, never a dict by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fuzzaoti.check.outcome import Outcome, fatal_for_process
+from fuzzaoti.model.case import Case
+from fuzzaoti.model.program import Program
+
+
+@dataclass(frozen=True)
+class Job:
+    """One batch to check: its cases, compiled together as one merged program, with
+    ``backend`` on ``device``; ``max_bytes`` is one checked run's budget (None: the worker
+    takes half its GPU's free memory, ``execute.gpu_budget``)."""
+
+    backend: str
+    device: str
+    cases: tuple[Case, ...]
+    max_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "device": self.device, "max_bytes": self.max_bytes,
+                "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in self.cases]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Job:
+        cases = tuple(Case.from_run_dicts(Program.from_json(c["program"]), c["runs"]) for c in data["cases"])
+        return cls(data["backend"], data["device"], cases, data.get("max_bytes"))
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What became of a ``Job``.
+
+    ``batch`` is set when the merged program failed as a whole (export, compile, load, an
+    exception at run, the worker's death), which the pool resolves by checking the members on
+    their own: the ``suspect`` first when the failure points into one member. Otherwise
+    ``cases`` holds one outcome per case, and the ``recheck`` members (a run raised in them
+    alone, ``execute._Runner.probe``) are for the pool to check on their own. ``cases`` is None
+    when the worker died before it could say. ``seconds``: worker time by stage."""
+
+    batch: Outcome | None = None
+    cases: tuple[Outcome, ...] | None = None
+    suspect: int | None = None
+    recheck: tuple[int, ...] = ()
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def outcomes(self) -> list[Outcome]:
+        """Every outcome in it, the batch's first."""
+        return [o for o in (self.batch, *(self.cases or ())) if o is not None]
+
+    def with_stderr(self, stderr: str) -> BatchResult:
+        """The same result with what the worker printed attached to every failure."""
+        def attach(o: Outcome | None) -> Outcome | None:
+            return replace(o, stderr=stderr) if o is not None and o.symptom not in ("pass", "invalid") else o
+        cases = tuple(attach(o) for o in self.cases) if self.cases is not None else None
+        return replace(self, batch=attach(self.batch), cases=cases)
+
+    def fatal(self, device: str) -> bool:
+        """Whether the worker that gave it must not check another batch (``fatal_for_process``)."""
+        return any(fatal_for_process(o.symptom, device) for o in self.outcomes())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"batch": self.batch.to_dict() if self.batch is not None else None,
+                "cases": [o.to_dict() for o in self.cases] if self.cases is not None else None,
+                "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BatchResult:
+        cases = data.get("cases")
+        return cls(batch=Outcome.from_dict(data["batch"]) if data.get("batch") is not None else None,
+                   cases=tuple(Outcome.from_dict(o) for o in cases) if cases is not None else None,
+                   suspect=data.get("suspect"), recheck=tuple(data.get("recheck") or ()),
+                   seconds=dict(data.get("seconds") or {}))
