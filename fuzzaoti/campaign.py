@@ -19,6 +19,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from fuzzaoti import compat
+from fuzzaoti.launch.shards import check_shard, in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
@@ -57,6 +58,11 @@ class CampaignSettings:
     run_timeout: float = 300.0
     quarantine_rate: float = DEFAULT_RATE  # share of programs that would trip a found bug still checked (alone)
     configs: str | None = None  # the one compile config set to draw (strategies.CONFIG_SETS); None: all
+    shard: int = 0  # this task's part of a campaign spread over ``shards`` tasks (fuzzaoti.launch.shards)
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        check_shard(self.shard, self.shards)
 
 
 @dataclass
@@ -78,10 +84,7 @@ class Counts:
     replayed: int = 0  # batches replayed from the corpus's example database (not stored)
 
     def stored(self) -> dict[str, int]:
-        data = asdict(self)
-        data.pop("finding_ids")
-        data.pop("replayed")
-        return data
+        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed")}
 
 
 PROGRESS_EVERY_S = 5.0
@@ -198,6 +201,7 @@ class Campaign:
         s = self.settings
         # an adaptive campaign draws MAX_BATCH cases per example and checks the first `size`
         # that are not set aside by the quarantine; a fixed size draws twice its size for that
+        # (a task of N shards keeps one in N: drawing N times more stalled Hypothesis for minutes)
         drawn = 2 * s.batch_size if s.batch_size else MAX_BATCH
 
         def batch_of(configs: dict) -> st.SearchStrategy[list[Case]]:
@@ -223,9 +227,11 @@ class Campaign:
             if self._record_batch(pool, flight) and flight.choices is not None:
                 database.save(key, flight.choices)
 
+        seed = shard_seed(s.seed, s.shard, s.shards)
+
         @settings(max_examples=10**9, deadline=None, database=database, phases=phases,
                   suppress_health_check=list(HealthCheck))
-        @hypothesis_seed(s.seed if not self.counts.batches else f"{s.seed}:{self.counts.batches}")
+        @hypothesis_seed(seed if not self.counts.batches else f"{seed}:{self.counts.batches}")
         @given(batch)
         def one_batch(drawn: list[Case]) -> None:
             if self._time_up() or (self.in_flight and self._seconds_left() <= self._queued_seconds()):
@@ -254,10 +260,11 @@ class Campaign:
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
-        chosen, alone, set_aside = self.quarantine.sort([c.program for c in drawn], fits)
-        self.counts.quarantined += set_aside
-        drawn = [drawn[i] for i in chosen]
-        return _InFlight(pool.submit(drawn, alone=alone), drawn, choices, configs, size, time.monotonic())
+        drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
+        picked = self.quarantine.sort([c.program for c in drawn], fits)
+        self.counts.quarantined += picked.set_aside
+        drawn = [drawn[i] for i in picked.chosen]
+        return _InFlight(pool.submit(drawn, alone=picked.alone), drawn, choices, configs, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
         """Estimated seconds until the workers are done with the batches in flight: their

@@ -34,6 +34,13 @@ def test_fuzz_help_lists_the_canaries():
     ["list", "--corpus", "{tmp}/missing.db"],
     ["show", "5", "--corpus", "{tmp}/missing.db"],
     ["replay", "5", "--corpus", "{tmp}/notacorpus.txt"],
+    ["corpus", "merge", "{tmp}/notacorpus.txt", "-o", "{tmp}/all.db"],
+    ["corpus", "merge", "{tmp}/missing.db", "-o", "{tmp}/all.db"],
+    ["corpus", "merge", "-o", "{tmp}/all.db"],
+    ["launch", "--executor", "pbs", "--corpus-dir", "{tmp}/L"],
+    ["launch", "--status", "--corpus-dir", "{tmp}/missing"],
+    ["launch", "--resume", "--corpus-dir", "{tmp}/notacorpus.txt"],
+    ["launch", "--corpus-dir", "{tmp}/L", "--", "--corpus", "x.db"],
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args):
     (tmp_path / "notacorpus.txt").write_text("hello")

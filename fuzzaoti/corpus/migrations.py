@@ -7,6 +7,7 @@ this code does not know was written by a newer fuzzaoti and is refused, not gues
 from __future__ import annotations
 
 import datetime
+import uuid
 from typing import Callable
 
 import sqlite_utils
@@ -131,3 +132,24 @@ def _m007_large_runs(db: sqlite_utils.Database) -> None:
 
 
 MIGRATIONS.append(("007_large_runs", _m007_large_runs))
+
+
+def _m008_merge(db: sqlite_utils.Database) -> None:
+    """What merging shard corpora needs (fuzzaoti.corpus.merge): a ``uid`` for every campaign and
+    finding, the same in every corpus it is merged into, so a shard merged twice changes nothing;
+    a campaign's ``origin`` (the shard it came from); and ``merged_hits``, each source finding's
+    hits as last merged, so a shard merged again adds only what it gained since."""
+    for table in ("campaigns", "findings"):
+        db[table].add_column("uid", str)
+        for row in list(db[table].rows_where(select="id")):
+            db[table].update(row["id"], {"uid": uuid.uuid4().hex})
+        db[table].create_index(["uid"], unique=True)
+    db["campaigns"].add_column("origin", str)
+    db["merged_hits"].create({"source_uid": str, "finding_id": int, "hits": int}, pk="source_uid")
+
+
+MIGRATIONS.append(("008_merge", _m008_merge))
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex

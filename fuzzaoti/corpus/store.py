@@ -19,7 +19,7 @@ import sqlite_utils
 from fuzzaoti.errors import CorpusError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
 from fuzzaoti.corpus.finding import Finding
-from fuzzaoti.corpus.migrations import now
+from fuzzaoti.corpus.migrations import new_uid, now
 
 
 class Corpus:
@@ -100,7 +100,7 @@ class Corpus:
             "settings": json.dumps(settings, sort_keys=True), "versions": json.dumps(versions),
             "host": socket.gethostname(), "pid": os.getpid(),
             "batches": 0, "programs": 0, "runs_checked": 0, "runs_skipped": 0, "invalid": 0,
-            "failures": 0, "new_findings": 0, "worker_restarts": 0, "quarantined": 0,
+            "failures": 0, "new_findings": 0, "worker_restarts": 0, "quarantined": 0, "uid": new_uid(),
         }
         with self.writing():
             return self.db["campaigns"].insert(row).last_pk
@@ -162,7 +162,7 @@ class Corpus:
                 "ops": " ".join(n["op"] for n in program["nodes"]),
                 "torch_version": versions.get("torch"), "cuda_version": versions.get("cuda"),
                 "device_name": versions.get("device_name"),
-                "first_seen": stamp, "last_seen": stamp, "hits": 1, "campaign_id": campaign_id,
+                "first_seen": stamp, "last_seen": stamp, "hits": 1, "campaign_id": campaign_id, "uid": new_uid(),
             }
             return self.db["findings"].insert(row).last_pk, True
 
@@ -219,6 +219,23 @@ def _create_atomically(path: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def check_corpus(path: str) -> None:
+    """Raise CorpusError unless ``path`` is a corpus this fuzzaoti can open, looking only (no
+    migration, no write): what a merge asks of every file before it writes anything."""
+    if not os.path.exists(path):
+        raise CorpusError(f"no corpus at {path}")
+    if os.path.isdir(path):
+        raise CorpusError(f"{path} is a directory, not a corpus file")
+    _check_is_corpus(path)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        newer = migrations.unknown(sqlite_utils.Database(conn))
+    finally:
+        conn.close()
+    if newer:
+        raise CorpusError(f"{path} was written by a newer fuzzaoti (schema {newer[-1]}); upgrade fuzzaoti")
 
 
 def _check_is_corpus(path: str) -> None:

@@ -1,5 +1,8 @@
 """The ``fuzzaoti`` command: thin click functions over the library.
 
+The group and its shared options are in ``_base``; the commands on corpora as files (``fuzzaoti
+corpus merge``) in ``corpora``; the rest, one per phase a user drives, here.
+
 Every error that is the user's input (a bad flag, a missing or foreign corpus, an unknown id)
 becomes one line on stderr and exit code 2; findings that still fail make ``replay`` exit 1.
 """
@@ -7,55 +10,22 @@ becomes one line on stderr and exit code 2; findings that still fail make ``repl
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 import click
 
 from fuzzaoti.compile.backends import BACKENDS, CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
-from fuzzaoti.errors import FuzzaotiError
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 from fuzzaoti.corpus import FINDING_STATUSES
 from fuzzaoti.strategies._profiles import PROFILES
 
-DEFAULT_CORPUS = "fuzzaoti.db"
-EXIT_USAGE = 2
+from fuzzaoti.cli._base import DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main
+from fuzzaoti.cli.corpora import corpus as corpus_group
+from fuzzaoti.cli.launch import launch as launch_command
 
-corpus_option = click.option("--corpus", "corpus_path", default=DEFAULT_CORPUS, show_default=True,
-                             type=click.Path(dir_okay=False), help="The SQLite corpus file.")
-
-
-known_option = click.option(
-    "--known", "known_file", default=None, type=click.Path(exists=True, dir_okay=False),
-    help="Known-bug list: signature globs already reported upstream (matching findings become "
-         "'known', not 'new').  [default: fuzzaoti-known.txt beside the corpus, if any]")
-
-
-class OneLineErrors(click.Group):
-    """Print usage and input errors as one ``error: ...`` line and exit 2, never a traceback."""
-
-    def main(self, *args, **kwargs):
-        kwargs["standalone_mode"] = False
-        try:
-            return super().main(*args, **kwargs)
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(130)
-        except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}".splitlines()[0], err=True)
-            sys.exit(EXIT_USAGE)
-        except FuzzaotiError as exc:
-            click.echo(f"error: {exc}".splitlines()[0], err=True)
-            sys.exit(EXIT_USAGE)
-
-
-@click.group(cls=OneLineErrors)
-@click.version_option(package_name="fuzzaoti")
-def main() -> None:
-    """Property-based differential fuzzing of PyTorch AOTInductor against eager."""
-
+__all__ = ["DEFAULT_CORPUS", "EXIT_USAGE", "main"]
 
 _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
     f"{c.name} ({c.summary})" for c in CANARIES.values())
@@ -98,15 +68,20 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
                    "aside. 1: check them all, alone; 0: set them all aside.")
 @click.option("--resume", "resume_id", type=int, default=None,
               help="Carry on this campaign (its stored settings; --minutes may be given anew).")
+@click.option("--shard", default="0/1", show_default=True, metavar="K/N",
+              help="Task K (from 0) of a campaign spread over N: its own seed stream and a part of the "
+                   "programs no other task checks (merge the shards with 'fuzzaoti corpus merge').")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate, resume_id) -> None:
+         shrink_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate, resume_id, shard) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.launch.shards import parse_shard
     from fuzzaoti.strategies import batch_config_sets
 
     if resume_id is None:  # a bad flag must not leave an empty corpus behind
         batch_config_sets(device, configs)
+        shard, shards = parse_shard(shard)
         if device == "cuda":
             _require_cuda()
     from fuzzaoti.progress import Display
@@ -120,11 +95,14 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
                 device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
                 canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
                 shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
-                configs=configs, known_file=known_file, quarantine_rate=quarantine_rate),
+                configs=configs, known_file=known_file, quarantine_rate=quarantine_rate, shard=shard, shards=shards),
                 echo=display)
         if resume_id is not None and campaign.settings.device == "cuda":  # a new one was checked above
             _require_cuda()
         campaign.progress_every = display.every
+        # a SIGTERM (scancel, a Slurm preemption or requeue, a soak's kill) ends it as Ctrl-C does:
+        # the campaign is stored as interrupted, its batches in flight abandoned, and it resumes
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             campaign.run()
         except KeyboardInterrupt:
@@ -383,6 +361,10 @@ def known(corpus_path, known_file) -> None:
     click.echo(f"{len(bugs.bugs)} known bugs; {marked} findings newly marked known")
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _require_cuda() -> None:
     import torch
 
@@ -390,5 +372,5 @@ def _require_cuda() -> None:
         raise click.UsageError(f"--device cuda, but torch {torch.__version__} sees no CUDA device")
 
 
-if __name__ == "__main__":
-    main()
+main.add_command(corpus_group)
+main.add_command(launch_command)

@@ -1,0 +1,47 @@
+"""What every ``fuzzaoti`` command shares: the group, its one-line errors, common options."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from fuzzaoti.errors import FuzzaotiError
+
+DEFAULT_CORPUS = "fuzzaoti.db"
+EXIT_USAGE = 2
+
+corpus_option = click.option("--corpus", "corpus_path", default=DEFAULT_CORPUS, show_default=True,
+                             type=click.Path(dir_okay=False), help="The SQLite corpus file.")
+
+
+known_option = click.option(
+    "--known", "known_file", default=None, type=click.Path(exists=True, dir_okay=False),
+    help="Known-bug list: signature globs already reported upstream (matching findings become "
+         "'known', not 'new').  [default: fuzzaoti-known.txt beside the corpus, if any]")
+
+
+class OneLineErrors(click.Group):
+    """Print usage and input errors as one ``error: ...`` line and exit 2, never a traceback."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}".splitlines()[0], err=True)
+            sys.exit(EXIT_USAGE)
+        except FuzzaotiError as exc:
+            click.echo(f"error: {exc}".splitlines()[0], err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=OneLineErrors)
+@click.version_option(package_name="fuzzaoti")
+def main() -> None:
+    """Property-based differential fuzzing of PyTorch AOTInductor against eager."""
