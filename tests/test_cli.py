@@ -105,3 +105,12 @@ def test_a_worker_that_cannot_start_is_one_line_exit_2(tmp_path, capsys, monkeyp
     assert run_exit("fuzz", "--backend", "fake", "--max-batches", "1", "--corpus", db) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: canary 'index-shift': module 'torch._inductor' has no attribute 'x'"], err
+
+
+def test_strategies_prints_the_size_classes_and_the_share_of_runs_past_a_crossing():
+    out = run("strategies", "--sample", "20", "--profile", "large", "--device", "cuda",
+              "--max-bytes", str(24 << 30)).output
+    assert "runs by op family" in out and "runs by big dim kind" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("runs past a crossing:"))
+    past, runs = (int(w) for w in line.split(":")[1].split("(")[0].split(" of "))
+    assert 0 < past <= runs, line

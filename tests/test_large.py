@@ -10,7 +10,7 @@ from fuzzaoti.strategies.histograms import sample
 from fuzzaoti.strategies import cases, programs
 from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind
 from fuzzaoti.strategies._large import LARGE_CORE
-from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS
+from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS, crossing_shapes
 
 BUDGET = 24 << 30  # what a campaign gives each of 3 workers on a 139 GiB H200: half its memory
 
@@ -77,3 +77,18 @@ def test_big_dims_are_exported_at_small_hints():
     for case in _large_cases(n=100):
         for d in case.program.dims:
             assert d.hint <= 64, d
+
+
+def test_most_runs_of_a_program_that_can_cross_are_past_a_crossing():
+    # a run costs far less than a compile: a large program that can cross spends most of its
+    # runs past a crossing (fails if the drawn extras fall back to small shapes)
+    past = runs = 0
+    for case in _large_cases(("big_pointwise", "big_gather", "big_reduction", "big_index"), n=60):
+        if not crossing_shapes(case.program, BUDGET):
+            continue
+        flags = [scale.is_large(case.program, dict(env)) for env, _ in case.runs]
+        past, runs = past + sum(flags), runs + len(flags)
+        if all(d.max is None or d.max >= 2**33 for d in case.program.dims if d.max is None or d.max > 2**15):
+            # (a bounded-just dim may have a single size past its crossing)
+            assert sum(flags) >= MIN_LARGE_RUNS // 2, (case.program.to_json(), case.runs)
+    assert runs and past / runs >= 0.6, (past, runs)

@@ -251,6 +251,7 @@ def strategies(n, device, profile, max_bytes, seed) -> None:
                                   max_bytes=max_bytes), n, seed)
     click.echo(coverage.render(coverage.histograms([c.program for c in drawn]), len(drawn)))
     click.echo(coverage.render_tables(coverage.run_tables(drawn)))
+    click.echo(coverage.crossing_summary(drawn))
 
 
 def _cuda_available() -> bool:

@@ -12,7 +12,9 @@ from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
 from fuzzaoti.strategies._profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds
-MIN_LARGE_RUNS = 8
+MIN_LARGE_RUNS = 12
+#: of a big program's drawn runs, all but one in this many are past a crossing (``past_crossing``)
+PAST_SHARE = 4
 
 
 def _boundaries(lo: int, hi: int) -> list[int]:
@@ -56,53 +58,108 @@ def runtime_shapes(program: Program, cap: int = 96, max_bytes: int = 32 << 20,
     return st.fixed_dictionaries(per_dim).map(lambda env: _fit(program, env, max_bytes))
 
 
+def _least(passes, lo: int, hi: int) -> int:
+    """The least v in [lo, hi] for which the monotone ``passes(v)`` holds (hi + 1: none)."""
+    hi += 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if not passes(mid) else (lo, mid)
+    return lo
+
+
+class _Growth:
+    """A program's big dims grown together from ``base`` (each clamped to its range): the one
+    axis along which the runtime-shape strategies solve for crossings."""
+
+    def __init__(self, program: Program, base: dict[str, int]):
+        self.program, self.base = program, base
+        self.big = [d for d in program.dims if is_big(d)]
+        self.top = max((d.max if d.max is not None else FEED_MAX for d in self.big), default=0)
+
+    def at(self, v: int) -> dict[str, int]:
+        return {**self.base, **{d.name: min(max(v, d.min), d.max if d.max is not None else v) for d in self.big}}
+
+    def first_past(self, key: str, limit: int) -> int | None:
+        """The least v whose reach passes ``limit`` (None: not even at the top)."""
+        if not self.big or reach(self.program, self.at(self.top))[key] < limit:
+            return None
+        return _least(lambda v: reach(self.program, self.at(v))[key] >= limit, 1, self.top)
+
+    def largest_fitting(self, lo: int, max_bytes: int | None) -> int:
+        """The largest v >= lo whose run fits ``max_bytes`` (lo - 1: none)."""
+        return _least(lambda v: not fits(self.program, self.at(v), max_bytes), lo, self.top) - 1
+
+    def spans(self, max_bytes: int | None) -> list[tuple[int, int]]:
+        """For each size crossing reachable within ``max_bytes``: the v from the least past it to
+        the largest that fits."""
+        spans = []
+        for _, key, limit in CROSSINGS:
+            lo = None if key == "index" else self.first_past(key, limit)
+            if lo is not None and (hi := self.largest_fitting(lo, max_bytes)) >= lo:
+                spans.append((lo, hi))
+        return spans
+
+
 def crossing_shapes(program: Program, max_bytes: int | None) -> list[dict[str, int]]:
     """The runtime shapes just below and just above each crossing the program's big dims can
     reach within ``max_bytes``: a bmm batch of 65535/65536, 2**31 - 1/2**31 and 2**32 - 1/2**32
     elements (``fuzzaoti.model.scale.CROSSINGS``). Its big dims grow together (each clamped to its
     range), the others stay at their export-time hints; empty without big dims. ``max_bytes``
     None: no budget (the shrinker's smallest shape past a crossing)."""
-    big = [d for d in program.dims if is_big(d)]
-    if not big:
-        return []
-    hints = program.hint_env()
-
-    def at(v: int) -> dict[str, int]:
-        return {**hints, **{d.name: min(max(v, d.min), d.max if d.max is not None else v) for d in big}}
-
-    top = max(d.max if d.max is not None else FEED_MAX for d in big)
+    growth = _Growth(program, program.hint_env())
     shapes: list[dict[str, int]] = []
     for _, key, limit in CROSSINGS:
-        if key == "index" or reach(program, at(top))[key] < limit:
+        lo = None if key == "index" else growth.first_past(key, limit)
+        if lo is None:
             continue  # an index crossing is the program's own (its values), not a size's
-        lo, hi = 1, top  # the least v whose reach passes the limit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            lo, hi = (mid + 1, hi) if reach(program, at(mid))[key] < limit else (lo, mid)
-        for env in (at(lo - 1), at(lo)):
+        for env in (growth.at(lo - 1), growth.at(lo)):
             if env not in shapes and fits(program, env, max_bytes):
                 shapes.append(env)
     return shapes
 
 
 @st.composite
+def past_crossing(draw, program: Program, base_shapes, max_bytes: int | None) -> dict[str, int]:
+    """A runtime shape past one of the crossings the program reaches within ``max_bytes``,
+    anywhere between the least size past it and the largest that fits (its ends and the powers
+    of two between biased for), the other dims drawn from ``base_shapes``; the base shape
+    itself where none fits. Most of a large program's runs come from here: a run costs far less
+    than a compile, and a bug past 2**31 may need an odd size, or a particular one, to show."""
+    growth = _Growth(program, draw(base_shapes))
+    spans = growth.spans(max_bytes)
+    if not spans:
+        return growth.base
+    lo, hi = draw(st.sampled_from(spans))
+    ends = _boundaries(lo, hi)
+    return growth.at(draw(st.one_of(st.sampled_from(ends), st.integers(lo, hi))))
+
+
+@st.composite
 def _cases(draw, programs_strategy, runs: int, cap: int, max_bytes: int, large: bool) -> Case:
     program = draw(programs_strategy)
     shapes = runtime_shapes(program, cap, max_bytes, large)
-    if large:  # its min shape, every crossing it reaches, the largest that fits, then drawn ones
+    if large:  # its min shape, every crossing it reaches, the largest that fits, then drawn ones,
+        # most of them past a crossing
         planned = [_fit(program, {d.name: d.min for d in program.dims}, max_bytes)]
         planned += crossing_shapes(program, max_bytes)
         planned.append(_fit(program, {d.name: d.max if d.max is not None else FEED_MAX for d in program.dims},
                             max_bytes))
         planned = [dict(e) for e in dict.fromkeys(tuple(sorted(e.items())) for e in planned)]
-        extra = min(max(MIN_LARGE_RUNS, runs) - len(planned), _distinct_shapes(program) - len(planned))
-        fresh = shapes.filter(lambda e: e not in planned)
-        envs = planned + draw(st.lists(fresh, min_size=max(extra, 0), max_size=max(extra, 0),
-                                       unique_by=lambda e: tuple(sorted(e.items()))))
+        extra = max(0, min(max(MIN_LARGE_RUNS, runs) - len(planned), _distinct_shapes(program) - len(planned)))
+        room = sum(hi - lo + 1 for lo, hi in _Growth(program, program.hint_env()).spans(max_bytes))
+        n_past = min(extra - extra // PAST_SHARE, room // 4)  # (a bounded-just dim has few sizes past)
+        planned += draw(_distinct(past_crossing(program, shapes, max_bytes), planned, n_past))
+        envs = planned + draw(_distinct(shapes, planned, extra - n_past))
     else:
         envs = draw(st.lists(shapes, min_size=1, max_size=runs))
     seeds = draw(st.lists(st.integers(0, 2**31 - 1), min_size=len(envs), max_size=len(envs)))
     return Case(program, tuple(Run.of(e, s) for e, s in zip(envs, seeds)))
+
+
+def _distinct(shapes, planned: list[dict[str, int]], n: int):
+    """``n`` shapes from ``shapes``, none twice, none of ``planned``."""
+    return st.lists(shapes.filter(lambda e: e not in planned), min_size=n, max_size=n,
+                    unique_by=lambda e: tuple(sorted(e.items())))
 
 
 def _distinct_shapes(program: Program) -> int:
@@ -119,7 +176,8 @@ def cases(programs_strategy, runs: int = 4, profile: str = "small",
     """A program from ``programs_strategy`` with 1 to ``runs`` runtime shapes and input seeds;
     each checked run stays within the profile's byte budget (or ``max_bytes``). In the large
     profile a program gets its min shape, every crossing it reaches (``crossing_shapes``), the
-    largest shape that fits, and drawn ones: at least ``MIN_LARGE_RUNS`` runs in all."""
+    largest shape that fits, and drawn ones, three in four of those past a crossing
+    (``past_crossing``): at least ``MIN_LARGE_RUNS`` runs in all."""
     if runs < 1:
         raise InvalidArgument(f"Cannot have runs={runs} < 1")
     prof = get_profile(profile, max_bytes)

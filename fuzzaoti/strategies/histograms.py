@@ -11,7 +11,7 @@ from hypothesis import seed as hypothesis_seed
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import CROSSINGS, FAMILY, family_reach, reach, size_classes
+from fuzzaoti.model.scale import CROSSINGS, FAMILY, family_reach, is_large, reach, size_classes
 
 
 def dim_kinds(program: Program) -> set[str]:
@@ -96,6 +96,16 @@ def run_tables(cases) -> dict[str, dict[str, Counter]]:
             for kind in big:
                 kinds.setdefault(kind, Counter()).update(("runs",) + classes)
     return {"runs by op family": families, "runs by big dim kind": kinds}
+
+
+def crossing_summary(cases) -> str:
+    """One line: how many drawn runs pass a crossing, and how many programs have such a run."""
+    runs = large = programs = 0
+    for case in cases:
+        passed = [is_large(case.program, dict(env)) for env, _ in case.runs]
+        runs, large, programs = runs + len(passed), large + sum(passed), programs + any(passed)
+    return (f"runs past a crossing: {large} of {runs} ({100 * large / max(runs, 1):.0f}%); "
+            f"programs with one: {programs} of {len(cases)}")
 
 
 def render_tables(tables: dict[str, dict[str, Counter]]) -> str:
