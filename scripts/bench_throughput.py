@@ -80,6 +80,7 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profi
     from hypothesis import strategies as st
 
     from fuzzaoti.workers.execute import check_batch
+    from fuzzaoti.workers.protocol import Job
     from fuzzaoti.workers.pool import configs_label
     from fuzzaoti.strategies import cases, programs
 
@@ -97,10 +98,9 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profi
     def one(case):
         if time.monotonic() - started > minutes * 60:
             raise _Done
-        job = {"backend": "aoti", "device": device, "max_bytes": max_bytes,
-               "cases": [{"program": case.program.to_json(), "runs": case.run_dicts()}]}
+        job = Job(backend="aoti", device=device, cases=(case,), max_bytes=max_bytes)
         began = time.monotonic()
-        large = check_batch(job, lambda stage: None)["cases"][0]["runs_large"]
+        large = check_batch(job, lambda stage: None).outcomes()[0].runs_large
         arm.large_runs += large
         arm.large_programs += large > 0
         label = configs_label(case.program.configs)

@@ -6,6 +6,8 @@ import importlib.util
 import os
 import sys
 
+import pytest
+
 
 def _bench():
     path = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_throughput.py")
@@ -28,3 +30,15 @@ def test_the_large_report_gives_large_programs_and_runs_per_minute(capsys):
     assert "fuzzaoti 1.2 programs and 4.0 runs/min (3 programs, 10 runs)" in out
     bench.report(base, fuzz, argparse.Namespace(**{**vars(args), "profile": "small"}), 3)
     assert "large (" not in capsys.readouterr().out
+
+
+@pytest.mark.aoti
+def test_the_naive_arm_compiles_and_checks_one_program_at_a_time():
+    # the arm the speed-up is measured against: session 12's worker protocol change broke it
+    # (it built a wire dict by hand), and the H200 bench died in it before the fuzzaoti arm ran
+    from fuzzaoti.strategies import batch_config_sets
+
+    bench = _bench()
+    arm = bench.naive(0.05, "cpu", 7, batch_config_sets("cpu", "default"))
+    assert arm.programs == 1  # the first compile outlasts the 3 s: no second program starts
+    assert arm.programs_by_configs["default"] == 1 and arm.per_program("default") > 0
