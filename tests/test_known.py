@@ -1,8 +1,12 @@
 """Known upstream bugs found by fuzzaoti, kept as data in corpus/known/ (one JSON file each)."""
 
+import collections
 import glob
 import json
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -19,10 +23,6 @@ KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti
 
 def _device(path):
     return json.load(open(path)).get("device", "cpu")
-
-
-# a CUDA-only bug is checked on a GPU machine (and skipped elsewhere)
-ON_ITS_DEVICE = [pytest.param(p, marks=[pytest.mark.gpu] if _device(p) == "cuda" else []) for p in KNOWN]
 
 
 def _check(path, backend, device="cpu"):
@@ -52,24 +52,24 @@ def test_known_case_is_a_valid_program_that_eager_runs_cleanly(path):
 
 
 @pytest.mark.aoti
-@pytest.mark.parametrize("path", ON_ITS_DEVICE, ids=os.path.basename)
-def test_known_case_fails_in_its_torch_range_and_passes_past_its_fix(path):
-    # strict both ways: a pipeline that stopped catching this bug fails here (inside the range
-    # the entry names), and so does a regression after its fix
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_every_known_case_does_what_its_entry_says_for_this_torch(tmp_path, device):
+    # through the pytest plugin, as a user runs it (pytest --fuzzaoti-known): strict both ways.
+    # Inside an entry's torch range it must fail with its signature (a pipeline that stopped
+    # catching the bug fails here, as an XPASS or a different failure); past its fixed_in it must
+    # pass (a regression fails); before its fails_from it is skipped.
     import torch
 
     from fuzzaoti.corpus.known_bugs import expected_result
 
-    data = json.load(open(path))
-    expected = expected_result(data, torch.__version__)
-    if expected == "unknown":
-        pytest.skip(f"not known to fail before torch {data['fails_from']}")
-    data, program, outcome = _check(path, "aoti", _device(path))
-    if expected == "pass":
-        assert outcome.passed, f"fixed in {data['fixed_in']}, fails again: {signature(outcome, program)}"
-    else:
-        assert not outcome.passed, f"passes on torch {torch.__version__}: fixed? set its fixed_in"
-        assert signature(outcome, program) == data["signature"]
+    word = {"fail": "xfailed", "pass": "passed", "unknown": "skipped"}
+    expected = collections.Counter(word[expected_result(json.load(open(p)), torch.__version__)]
+                                   for p in KNOWN if _device(p) == device)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "--fuzzaoti-known",
+                           "--fuzzaoti-device", device], cwd=tmp_path, capture_output=True, text=True, timeout=1800)
+    last = done.stdout.strip().splitlines()[-1]
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", last) if word != "warnings"}
+    assert done.returncode == 0 and counts == dict(expected), done.stdout[-6000:]
 
 
 def _beside_a_passing_program(five_op_program, name):

@@ -114,3 +114,23 @@ def test_an_old_corpus_gets_uids_and_merges(tmp_path):
     assert merge_corpora([old], out, lambda line: None).findings_added == 1
     merge_corpora([old], out, lambda line: None)
     assert _summary(out) == ([(20, old)], {"run/crash/x": (2, "new")})
+
+
+def test_replays_come_along_and_the_newer_replay_of_a_torch_wins(tmp_path):
+    from fuzzaoti.corpus.finding import ReplayResult
+
+    a = _shard(tmp_path / "a.db", ["run/crash/one"])
+    b = _shard(tmp_path / "b.db", ["run/crash/one"])
+    with Corpus.open(a) as corpus:
+        corpus.record_replay(1, ReplayResult("2.13.0+cpu", "cpu", "passes", "", None, "2026-12-01T00:00:00+00:00"))
+    with Corpus.open(b) as corpus:
+        corpus.record_replay(1, ReplayResult("2.13.0+cpu", "cpu", "fails", "run/crash/one", None,
+                                             "2026-12-02T00:00:00+00:00"))
+        corpus.record_replay(1, ReplayResult("2.12.0+cpu", "cpu", "fails", "run/crash/one", None,
+                                             "2026-11-30T00:00:00+00:00"))
+    into = str(tmp_path / "all.db")
+    for _ in range(2):  # twice: nothing doubles
+        merge_corpora([a, b], into, echo=lambda line: None)
+    with Corpus.open(into) as corpus:
+        (finding,) = corpus.findings()
+    assert [(r.torch_version, r.result) for r in finding.replays] == [("2.12.0+cpu", "fails"), ("2.13.0+cpu", "fails")]

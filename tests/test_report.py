@@ -41,15 +41,38 @@ def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     assert found, "the campaign found nothing to recheck"
     runner = CliRunner()
     still = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
-    assert still.exit_code == 0 and f"rechecked {len(found)} open findings: 0 now pass" in still.output
+    assert still.exit_code == 0 and f"rechecked {len(found)} findings: 0 now pass" in still.output
     assert still.output.count("STILL FAILS") == len(found)
     monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "nothing:wrong")  # "upgrade torch": the bug is gone
     fixed = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])
-    assert f"rechecked {len(found)} open findings: {len(found)} now pass and are marked fixed" in fixed.output
+    assert f"rechecked {len(found)} findings: {len(found)} now pass and are marked fixed" in fixed.output
     with Corpus.open(db) as corpus:
         assert sorted(f.id for f in corpus.findings("fixed")) == found
-    again = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db])  # fixed ones are not replayed
-    assert "rechecked 0 open findings" in again.output
+        torch_version = corpus.finding(found[0]).torch_version
+    shown = runner.invoke(main, ["show", str(found[0]), "--corpus", db]).output
+    assert f"replayed: passes on {torch_version} (cpu)" in shown  # the found clause replaced: same torch
+    # fixed ones are replayed too: a bug that comes back is a regression, marked new again
+    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "bmm:wrong")
+    back = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db, str(found[0])])
+    assert "rechecked 1 findings: 0 now pass and are marked fixed, 1 fail again and are marked new" in back.output
+    assert f"finding {found[0]}: fixed -> new: fails again (a regression)" in back.output
+    with Corpus.open(db) as corpus:
+        assert corpus.finding(found[0]).status == "new"
+
+
+def test_replays_on_other_torches_are_kept_per_version_and_shown(tmp_path, monkeypatch):
+    from fuzzaoti.corpus.finding import ReplayResult
+
+    db = str(tmp_path / "c.db")
+    _campaign(db, monkeypatch, "bmm:wrong")
+    with Corpus.open(db) as corpus:
+        corpus.record_replay(1, ReplayResult("2.99.0+cu999", "cpu", "passes", "", None, "2026-12-04T00:00:00+00:00"))
+        found_on = corpus.finding(1).torch_version
+    shown = CliRunner().invoke(main, ["show", "1", "--corpus", db]).output
+    assert f"replayed: fails on {found_on} (cpu, found), passes on 2.99.0+cu999 (cpu)" in shown
+    monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
+    CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
+    assert "passes on 2.99.0+cu999 (cpu)" in (tmp_path / "r" / "finding-1.md").read_text()
 
 
 def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):

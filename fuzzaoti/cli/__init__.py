@@ -308,17 +308,20 @@ def report(finding_id, corpus_path, directory) -> None:
 
 
 @main.command()
+@click.argument("finding_ids", nargs=-1, type=int)
 @corpus_option
 @click.option("--backend", type=click.Choice(CAMPAIGN_BACKENDS), default="aoti", show_default=True)
-def recheck(corpus_path, backend) -> None:
-    """Replay every open finding (not canary ones) and mark those that now pass as fixed."""
+def recheck(finding_ids, corpus_path, backend) -> None:
+    """Replay findings on the installed torch and record the result on each: an open one that
+    passes is marked fixed, a fixed one that fails again is marked new. Without FINDING_IDS:
+    every finding not found under a canary."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.replay import recheck as recheck_all
 
     with Corpus.open(corpus_path) as corpus:
-        replayed, fixed = recheck_all(corpus, backend, click.echo,
-                                      lambda f: _require_cuda() if f.device == "cuda" else None)
-    click.echo(f"rechecked {replayed} open findings: {fixed} now pass and are marked fixed")
+        done = recheck_all(corpus, backend, click.echo,
+                           lambda f: _require_cuda() if f.device == "cuda" else None, finding_ids)
+    click.echo(done.describe())
 
 
 @main.command()

@@ -4,7 +4,8 @@ The findings table keeps JSON text in several columns (the program and runs as f
 shrunk, the verdict, the triage tables). They are parsed here, once, and nowhere else: every
 reader (show, repro, report, families, the quarantine, the shrinker) asks a ``Finding`` for
 ``.case`` (shrunk when shrinking has run, else as found), ``.found_case``, ``.verdict``,
-``.triage`` and ``.workarounds``. The cases are parsed on first use, so listing a corpus
+``.triage`` and ``.workarounds``, and ``.replays`` for what it did on each torch it was
+replayed on (``.torch_results()`` says it in one line). The cases are parsed on first use, so listing a corpus
 whose programs this fuzzaoti cannot read still works; reading the case then raises
 ``ProgramError`` with one line.
 """
@@ -13,11 +14,26 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
+
+
+RESULTS = ("fails", "passes", "invalid")  # a replay's result (``fuzzaoti.findings.replay``)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """A finding replayed on one torch and device: a row of the ``replays`` table (migration 009)."""
+
+    torch_version: str
+    device: str
+    result: str  # one of RESULTS
+    signature: str = ""  # the replay's own signature when it failed
+    device_name: str | None = None
+    replayed_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,7 @@ class Finding:
     verdict: dict[str, Any] | None = None  # the oracle's: first and worst wrong elements, counts
     triage: dict[str, str] = field(default_factory=dict)  # ladder: stage -> result
     workarounds: dict[str, str] = field(default_factory=dict)  # hand remedy -> result
+    replays: tuple[ReplayResult, ...] = ()  # from the replays table, oldest first
     # the columns as stored; parsed into Cases on first use (see the properties)
     program_json: str = field(default="", repr=False)
     runs_json: str = field(default="[]", repr=False)
@@ -51,9 +68,9 @@ class Finding:
     shrunk_runs_json: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Finding:
+    def from_row(cls, row: Mapping[str, Any], replays: tuple[ReplayResult, ...] = ()) -> Finding:
         """A row of the findings table (any schema since 001; columns a migration added later
-        may be missing or NULL)."""
+        may be missing or NULL), with its rows of the replays table."""
         renamed = {"program": "program_json", "runs": "runs_json",
                    "shrunk_program": "shrunk_program_json", "shrunk_runs": "shrunk_runs_json"}
         names = {f.name for f in fields(cls)}
@@ -64,7 +81,18 @@ class Finding:
         values["verdict"] = _loads(values.get("verdict"), None)
         values["triage"] = _loads(values.get("triage"), {})
         values["workarounds"] = _loads(values.get("workarounds"), {})
-        return cls(**values)
+        return cls(**values, replays=replays)
+
+    def torch_results(self) -> str:
+        """Where it fails and where it passes, one clause per torch and device: "fails on
+        2.11.0+cu130 (cuda, found), passes on 2.13.0+cpu (cpu)". A replay on the torch and device
+        it was found on replaces the "found" clause."""
+        replayed = {(r.torch_version, r.device): r for r in self.replays}
+        clauses = []
+        if (self.torch_version, self.device) not in replayed:
+            clauses.append(f"fails on {self.torch_version} ({self.device}, found)")
+        clauses += [f"{r.result} on {r.torch_version} ({r.device})" for r in self.replays]
+        return ", ".join(clauses)
 
     @functools.cached_property
     def found_case(self) -> Case:
@@ -88,6 +116,7 @@ class Finding:
         """The whole record as plain JSON data (``fuzzaoti show --json``): the stored columns,
         with the programs and runs as objects rather than JSON text."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.endswith("_json")}
+        out["replays"] = [asdict(r) for r in self.replays]
         for column in ("program", "runs", "shrunk_program", "shrunk_runs"):
             text = getattr(self, f"{column}_json")
             out[column] = json.loads(text) if text else None

@@ -71,7 +71,8 @@ def _merge_one(shard: Corpus, into: Corpus, counts: MergeCounts) -> None:
     with into.writing():
         campaign_ids = {row["id"]: _merge_campaign(row, shard.path, into, counts) for row in shard.campaigns()}
         for row in shard.db["findings"].rows_where(order_by="id"):
-            _merge_finding(row, campaign_ids.get(row["campaign_id"]), into, counts)
+            target_id = _merge_finding(row, campaign_ids.get(row["campaign_id"]), into, counts)
+            _merge_replays(shard, row["id"], target_id, into)
         for row in shard.db["hypothesis_examples"].rows:
             into.db["hypothesis_examples"].insert(row, ignore=True)
 
@@ -89,7 +90,8 @@ def _merge_campaign(row: dict[str, Any], origin: str, into: Corpus, counts: Merg
     return into.db["campaigns"].insert({**values, "origin": row.get("origin") or origin}).last_pk
 
 
-def _merge_finding(row: dict[str, Any], campaign_id: int | None, into: Corpus, counts: MergeCounts) -> None:
+def _merge_finding(row: dict[str, Any], campaign_id: int | None, into: Corpus, counts: MergeCounts) -> int:
+    """Add or combine shard finding ``row``; returns its id in the target."""
     table = into.db["findings"]
     key = (row["signature"], row["device"], row["canary"] or "")
     found = list(table.rows_where("signature = ? and device = ? and canary = ?", key))
@@ -100,7 +102,7 @@ def _merge_finding(row: dict[str, Any], campaign_id: int | None, into: Corpus, c
                                       pk="source_uid")
         counts.findings_added += 1
         counts.hits_added += row["hits"]
-        return
+        return new_id
     mine = found[0]
     if mine["uid"] == row["uid"]:  # this very finding, merged back: nothing new in it but its hits
         added = max(row["hits"] - mine["hits"], 0)
@@ -114,6 +116,16 @@ def _merge_finding(row: dict[str, Any], campaign_id: int | None, into: Corpus, c
     table.update(mine["id"], changes)
     counts.findings_combined += 1
     counts.hits_added += max(added, 0)
+    return mine["id"]
+
+
+def _merge_replays(shard: Corpus, source_id: int, target_id: int, into: Corpus) -> None:
+    """The shard finding's replays on each torch and device, the newer replay winning."""
+    for row in shard.db["replays"].rows_where("finding_id = ?", [source_id]):
+        key = [target_id, row["torch_version"], row["device"]]
+        mine = list(into.db["replays"].rows_where("finding_id = ? and torch_version = ? and device = ?", key))
+        if not mine or mine[0]["replayed_at"] < row["replayed_at"]:
+            into.db["replays"].upsert({**row, "finding_id": target_id}, pk=("finding_id", "torch_version", "device"))
 
 
 def _combined(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:

@@ -151,5 +151,20 @@ def _m008_merge(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("008_merge", _m008_merge))
 
 
+def _m009_replays(db: sqlite_utils.Database) -> None:
+    """What each finding did when replayed on a torch other than the one it was found on
+    (``fuzzaoti recheck``, the pytest plugin's ``--fuzzaoti-record``): one row per finding,
+    torch version and device, the newest replay's result."""
+    db["replays"].create(
+        {"finding_id": int, "torch_version": str, "device": str, "device_name": str,
+         "result": str, "signature": str, "replayed_at": str},
+        pk=("finding_id", "torch_version", "device"),
+        foreign_keys=[("finding_id", "findings", "id")],
+    )
+
+
+MIGRATIONS.append(("009_replays", _m009_replays))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

@@ -12,13 +12,14 @@ import json
 import os
 import socket
 import sqlite3
+from dataclasses import asdict
 from typing import Any, Iterator
 
 import sqlite_utils
 
 from fuzzaoti.errors import CorpusError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
-from fuzzaoti.corpus.finding import Finding
+from fuzzaoti.corpus.finding import RESULTS, Finding, ReplayResult
 from fuzzaoti.corpus.migrations import new_uid, now
 
 
@@ -168,13 +169,34 @@ class Corpus:
 
     def finding(self, finding_id: int) -> Finding:
         try:
-            return Finding.from_row(self.db["findings"].get(finding_id))
+            row = self.db["findings"].get(finding_id)
         except sqlite_utils.db.NotFoundError:
             raise UnknownFinding(f"no finding with id {finding_id} in {self.path}") from None
+        return Finding.from_row(row, self._replays(finding_id).get(finding_id, ()))
 
     def findings(self, status: str | None = None) -> list[Finding]:
         where, args = ("status = ?", [status]) if status else (None, [])
-        return [Finding.from_row(row) for row in self.db["findings"].rows_where(where, args, order_by="id")]
+        replays = self._replays()
+        return [Finding.from_row(row, replays.get(row["id"], ()))
+                for row in self.db["findings"].rows_where(where, args, order_by="id")]
+
+    def _replays(self, finding_id: int | None = None) -> dict[int, tuple[ReplayResult, ...]]:
+        """The replays table by finding (of one finding, or of all), oldest replay first."""
+        where, args = ("finding_id = ?", [finding_id]) if finding_id is not None else (None, [])
+        grouped: dict[int, list[ReplayResult]] = {}
+        for row in self.db["replays"].rows_where(where, args, order_by="replayed_at, torch_version"):
+            fid = row.pop("finding_id")
+            grouped.setdefault(fid, []).append(ReplayResult(**row))
+        return {fid: tuple(rows) for fid, rows in grouped.items()}
+
+    def record_replay(self, finding_id: int, replayed: ReplayResult) -> None:
+        """Keep what finding ``finding_id`` did on ``replayed``'s torch and device (the newest
+        replay there replaces an older one)."""
+        if replayed.result not in RESULTS:
+            raise CorpusError(f"unknown replay result {replayed.result!r}; use one of {RESULTS}")
+        with self.writing():
+            self.db["replays"].upsert({"finding_id": finding_id, **asdict(replayed)},
+                                      pk=("finding_id", "torch_version", "device"))
 
     def set_shrunk(self, finding_id: int, program_json: str, runs: list[dict[str, Any]], note: str) -> None:
         """Store the minimal program and runs that still show finding ``finding_id``'s signature."""

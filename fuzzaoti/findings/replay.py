@@ -1,18 +1,26 @@
-"""Re-run stored findings on the torch installed now: one (``replay``), every open one
-(``recheck``, which marks those that pass as fixed), and the worker pool a finding is
-shrunk or triaged in (``finding_pool``)."""
+"""Re-run stored findings on the torch installed now: one (``replay``), many (``recheck``, which
+records each result and moves the statuses: a finding that passes is fixed, a fixed one that
+fails again is new), and the worker pool a finding is shrunk or triaged in (``finding_pool``).
+
+What a replay found is kept per torch version and device (the corpus's ``replays`` table), so
+``show`` and the report say "fails on 2.11.0+cu130 (cuda, found), passes on 2.13.0+cpu (cpu)".
+A replay under a canary is never recorded: its result is the injected fault's, not torch's.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from fuzzaoti import compat
-from fuzzaoti.corpus import Corpus
 from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.signature import signature
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.corpus.finding import Finding, ReplayResult
+from fuzzaoti.corpus.migrations import now
+from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.worker import WorkerConfig
-from fuzzaoti.corpus.finding import Finding
 
 
 @dataclass(frozen=True)
@@ -20,10 +28,23 @@ class Replay:
     finding: Finding
     outcome: Outcome
     versions: dict
+    device: str = ""  # where it ran (the finding's own device unless asked otherwise)
+    canary: str | None = None
 
     @property
     def still_fails(self) -> bool:
         return self.outcome.is_finding
+
+    @property
+    def result(self) -> str:
+        """``fails``, ``passes`` or ``invalid`` (the program is not valid on this torch)."""
+        return "fails" if self.still_fails else ("passes" if self.outcome.passed else "invalid")
+
+    def as_result(self) -> ReplayResult:
+        """This replay as a row of the corpus's replays table."""
+        sig = signature(self.outcome, self.finding.case.program) if self.still_fails else ""
+        return ReplayResult(self.versions["torch"], self.device or self.finding.device, self.result, sig,
+                            self.versions.get("device_name"), now())
 
     def describe(self) -> str:
         f, o = self.finding, self.outcome
@@ -37,33 +58,94 @@ class Replay:
         return "\n".join(lines)
 
 
-def replay(corpus: Corpus, finding_id: int, canary: str | None = None, backend: str = "aoti",
-           device: str | None = None) -> Replay:
-    """Check finding ``finding_id`` again (its shrunk case if it has one), in a fresh worker."""
-    finding = corpus.finding(finding_id)
-    pool = WorkerPool(WorkerConfig(device=device or finding.device, backend=backend, canary=canary))
+@dataclass(frozen=True)
+class StatusChange:
+    """A finding whose status a replay moved: ``new``/``known`` to ``fixed``, or back to ``new``."""
+
+    finding_id: int
+    before: str
+    after: str
+    torch_version: str
+
+    def describe(self) -> str:
+        why = "passes" if self.after == "fixed" else "fails again (a regression)"
+        return f"finding {self.finding_id}: {self.before} -> {self.after}: {why} on torch {self.torch_version}"
+
+
+def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | None = None) -> Outcome:
+    """``case`` checked in a fresh worker of its own: a crash, a hang or a device-side assert
+    (which poisons the CUDA context of its process) ends that worker, not the caller."""
+    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary))
     try:
-        (outcome,) = pool.check([finding.case])
+        (outcome,) = pool.check([case])
     finally:
         pool.close()
-    return Replay(finding, outcome, compat.torch_versions())
+    return outcome
+
+
+def replay_finding(finding: Finding, canary: str | None = None, backend: str = "aoti",
+                   device: str | None = None) -> Replay:
+    """Check ``finding`` again (its shrunk case if it has one), in a fresh worker of its own."""
+    device = device or finding.device
+    outcome = check_alone(finding.case, device, backend, canary)
+    return Replay(finding, outcome, compat.torch_versions(), device, canary)
+
+
+def replay(corpus: Corpus, finding_id: int, canary: str | None = None, backend: str = "aoti",
+           device: str | None = None) -> Replay:
+    """Check finding ``finding_id`` again, in a fresh worker."""
+    return replay_finding(corpus.finding(finding_id), canary, backend, device)
+
+
+def settle(corpus: Corpus, done: Replay) -> StatusChange | None:
+    """Record ``done`` on its finding (not a canary replay, nor one on another device than the
+    finding's: that tells nothing of this finding's fix) and move its status: an open finding
+    that passes is ``fixed``; a fixed one that fails again is ``new``, a regression."""
+    f = done.finding
+    if done.canary or done.device != f.device:
+        return None
+    corpus.record_replay(f.id, done.as_result())
+    if done.result == "passes" and f.status != "fixed":
+        after = "fixed"
+    elif done.result == "fails" and f.status == "fixed":
+        after = "new"
+    else:
+        return None
+    corpus.set_status(f.id, after)
+    return StatusChange(f.id, f.status, after, done.versions["torch"])
+
+
+@dataclass
+class Rechecked:
+    """What ``recheck`` did: findings replayed, and the status changes it made."""
+
+    replayed: int = 0
+    changes: list[StatusChange] = field(default_factory=list)
+
+    def describe(self) -> str:
+        fixed = sum(c.after == "fixed" for c in self.changes)
+        return (f"rechecked {self.replayed} findings: {fixed} now pass and are marked fixed, "
+                f"{len(self.changes) - fixed} fail again and are marked new")
 
 
 def recheck(corpus: Corpus, backend: str = "aoti", echo: Callable[[str], None] = print,
-            before_each: Callable[[Finding], None] = lambda finding: None) -> tuple[int, int]:
-    """Replay every open finding (not canary ones: without their fault they cannot fail) and
-    mark those that now pass as fixed. ``before_each`` may refuse a finding (a CUDA one on a
-    machine without a GPU). Returns (open findings replayed, now fixed)."""
-    open_ids = [f.id for f in corpus.findings() if f.status != "fixed" and not f.canary]
-    fixed = 0
-    for fid in open_ids:
-        before_each(corpus.finding(fid))
-        result = replay(corpus, fid, backend=backend)
+            before_each: Callable[[Finding], None] = lambda finding: None,
+            ids: Iterable[int] = ()) -> Rechecked:
+    """Replay findings ``ids``, or else every one not found under a canary (open and fixed:
+    without their fault canary findings cannot fail), record each result and move the statuses
+    (``settle``). ``before_each`` may refuse a finding (a CUDA one on a machine without a GPU)."""
+    chosen = [corpus.finding(fid) for fid in ids] or [f for f in corpus.findings() if not f.canary]
+    done = Rechecked()
+    for finding in chosen:
+        before_each(finding)
+        result = replay_finding(finding, backend=backend)
         echo(result.describe())
-        if result.outcome.passed:
-            corpus.set_status(fid, "fixed")
-            fixed += 1
-    return len(open_ids), fixed
+        done.replayed += 1
+        change = settle(corpus, result)
+        if change is not None:
+            echo("  " + change.describe())
+            done.changes.append(change)
+    return done
 
 
 def finding_pool(finding: Finding, canary: str | None, backend: str = "aoti",

@@ -77,7 +77,8 @@ def render_report(finding: Finding, repro_name: str, env_text: str, relatives: l
     lines += _table("Workarounds (does the bug survive the usual hand remedies?)", finding.workarounds)
     lines += ["### Versions", "",
               f"Found on torch {finding.torch_version} (CUDA {finding.cuda_version}, {finding.device_name or 'CPU'}); "
-              "`python -m torch.utils.collect_env` where this report was written:", "", "```", env_text, "```", "",
+              + (f"replayed by fuzzaoti: {finding.torch_results()}; " if finding.replays else "")
+              + "`python -m torch.utils.collect_env` where this report was written:", "", "```", env_text, "```", "",
               "cc: labels `topic: fuzzer`, `oncall: export`, `module: aotinductor`", ""]
     return "\n".join(lines)
 

@@ -18,6 +18,8 @@ def describe_finding(f: Finding) -> str:
     out.append(f"signature: {f.signature}")
     out.append(f"device {f.device} torch {f.torch_version} cuda {f.cuda_version} {f.device_name or ''}"
                + (f" canary {f.canary}" if f.canary else ""))
+    if f.replays:
+        out.append(f"replayed: {f.torch_results()}")
     out.append(f"message: {f.message[:1000]}")
     verdict = f.verdict
     if verdict and verdict.get("worst"):  # an index past 2**31 is the tell-tale of a 32-bit offset
