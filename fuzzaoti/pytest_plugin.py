@@ -147,9 +147,10 @@ class SubjectItem(pytest.Item):
         if s.device == "cuda" and not _cuda_available():
             pytest.skip("needs a CUDA device (none here)")
         canary = self._canary()
-        outcome = _check(s, config.getoption("fuzzaoti_backend"), canary)
+        done, outcome = _check(s, config.getoption("fuzzaoti_backend"), canary)
         judged = regression.judge(s, outcome)
-        self._note_status(judged, outcome, canary)
+        if done is not None:
+            self._note_status(judged, done)
         if judged.kind == regression.INVALID:
             pytest.skip(judged.text)
         if judged.kind == regression.AS_EXPECTED and s.expect == "fail":
@@ -165,20 +166,19 @@ class SubjectItem(pytest.Item):
             return None
         return (s.canary or None) if inject == "own" else inject
 
-    def _note_status(self, judged, outcome, canary) -> None:
-        """Record the result (``--fuzzaoti-record``) and keep any status change, or the change a
-        recording run would make, for the summary at the end of the run."""
+    def _note_status(self, judged, done) -> None:
+        """Record a finding's replay (``--fuzzaoti-record``) and keep any status change, or the
+        change a recording run would make, for the summary at the end of the run. A replay under a
+        canary says nothing about the installed torch, so it is never recorded."""
         from fuzzaoti.findings import regression
 
-        f = self.subject.finding
-        if f is None or canary or judged.kind not in (regression.FIXED, regression.REGRESSED,
-                                                       regression.AS_EXPECTED):
+        f = done.finding
+        if done.canary or judged.kind not in (regression.FIXED, regression.REGRESSED,
+                                              regression.AS_EXPECTED):
             return
-        from fuzzaoti import compat
         from fuzzaoti.corpus import Corpus
-        from fuzzaoti.findings.replay import Replay, settle
+        from fuzzaoti.findings.replay import settle
 
-        done = Replay(f, outcome, compat.torch_versions(), f.device, None)
         if self.config.getoption("fuzzaoti_record"):
             with Corpus.open(self.parent.source) as corpus:
                 change = settle(corpus, done)
@@ -215,9 +215,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 def _check(subject, backend: str, canary: str | None):
-    from fuzzaoti.findings.replay import check_alone
+    """``(replay, outcome)``: a finding replayed as ``fuzzaoti replay`` does it (its shrunk case,
+    a worker of its own); a known entry's case checked the same way, with no replay to record."""
+    from fuzzaoti.findings.replay import check_alone, replay_finding
 
-    return check_alone(subject.case, subject.device, backend, canary)
+    if subject.finding is not None:
+        done = replay_finding(subject.finding, canary, backend, subject.device)
+        return done, done.outcome
+    return None, check_alone(subject.case, subject.device, backend, canary)
 
 
 def _cuda_available() -> bool:
