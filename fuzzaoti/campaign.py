@@ -16,14 +16,15 @@ from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
+from hypothesis.errors import FailedHealthCheck
 
 from fuzzaoti import compat
+from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.launch.shards import check_shard, in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
-from fuzzaoti.workers.batch_size import MAX_BATCH, BatchSizes
+from fuzzaoti.workers.batch_size import BatchSizes
 from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.workers.pool import Submitted, WorkerPool, configs_label
@@ -31,7 +32,7 @@ from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
 from fuzzaoti.shrink import shrink_finding
 from fuzzaoti.model.case import Case
-from fuzzaoti.strategies import batch_config_sets, cases, programs
+from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, get_profile
 from fuzzaoti.findings.triage import triage_finding
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu
 from fuzzaoti.workers.worker import WorkerConfig
@@ -44,7 +45,7 @@ class CampaignSettings:
     minutes: float = 5.0
     seed: int = 0
     canary: str | None = None
-    batch_size: int | None = None  # None: adaptive (fuzzaoti.workers.batch_size), starting at 16
+    batch_size: int | None = None  # None: adaptive (fuzzaoti.workers.batch_size), from the profile's start_batch
     runs_per_program: int = 4
     workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
     gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
@@ -63,6 +64,7 @@ class CampaignSettings:
 
     def __post_init__(self) -> None:
         check_shard(self.shard, self.shards)
+        cases_per_batch(self.profile, self.batch_size)  # a size the profile cannot draw fails here
 
 
 @dataclass
@@ -123,7 +125,9 @@ class Campaign:
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
-        self.batching = BatchSizes(settings_.batch_size or 16, fixed=settings_.batch_size is not None)
+        profile = get_profile(settings_.profile)
+        self.batching = BatchSizes(settings_.batch_size or profile.start_batch, fixed=settings_.batch_size is not None,
+                                   high=profile.max_batch)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
         self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
@@ -199,20 +203,10 @@ class Campaign:
 
     def _generate(self, pool: WorkerPool) -> None:
         s = self.settings
-        # an adaptive campaign draws MAX_BATCH cases per example and checks the first `size`
-        # that are not set aside by the quarantine; a fixed size draws twice its size for that
-        # (a task of N shards keeps one in N: drawing N times more stalled Hypothesis for minutes)
-        drawn = 2 * s.batch_size if s.batch_size else MAX_BATCH
-
-        def batch_of(configs: dict) -> st.SearchStrategy[list[Case]]:
-            drawn_programs = programs(device=s.device, profile=s.profile, max_bytes=self.max_bytes, configs=configs)
-            return st.lists(cases(drawn_programs, runs=s.runs_per_program, profile=s.profile, max_bytes=self.max_bytes),
-                            min_size=drawn, max_size=drawn, unique_by=lambda case: case.program.id)
-
-        # compile configs are drawn per batch, not per program: only programs that share their
-        # configs compile as one module, so per-program configs cost one compile per config set;
-        # dear config sets are drawn less often, so that each gets about the same compile time
-        batch = st.sampled_from(self.config_sets).flatmap(batch_of)
+        # a batch checks the first `size` drawn cases the quarantine does not set aside (a task
+        # of N shards keeps one in N: drawing N times more stalled Hypothesis for minutes)
+        count = cases_per_batch(s.profile, s.batch_size)
+        batch = batches(self.config_sets, count, s.device, s.profile, self.max_bytes, s.runs_per_program)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
@@ -229,8 +223,10 @@ class Campaign:
 
         seed = shard_seed(s.seed, s.shard, s.shards)
 
+        # data_too_large stays on: a batch that overruns Hypothesis's choice buffer on every try
+        # would otherwise stall the campaign before its first batch, silently (strategies._profiles)
         @settings(max_examples=10**9, deadline=None, database=database, phases=phases,
-                  suppress_health_check=list(HealthCheck))
+                  suppress_health_check=[h for h in HealthCheck if h != HealthCheck.data_too_large])
         @hypothesis_seed(seed if not self.counts.batches else f"{seed}:{self.counts.batches}")
         @given(batch)
         def one_batch(drawn: list[Case]) -> None:
@@ -251,6 +247,9 @@ class Campaign:
             one_batch()
         except _TimeUp:
             pass
+        except FailedHealthCheck as exc:
+            raise InvalidArgument(f"a batch of {count} {s.profile} programs of {s.runs_per_program} runs is more "
+                                  "than Hypothesis can draw as one example: use a smaller --batch-size") from exc
         while self.in_flight:  # not on Ctrl-C: that abandons the batches in flight
             finish(self.in_flight.pop(0))
 

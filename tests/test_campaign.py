@@ -212,3 +212,18 @@ def test_a_campaign_ends_at_its_deadline_even_while_a_batch_hangs(tmp_path, fake
     assert took < 60, lines
     assert row["status"] == "finished" and counts.programs == 0
     assert any("deadline: 4 of the batch's 4 programs left unchecked" in line for line in lines), lines
+
+
+def test_a_batch_hypothesis_cannot_draw_is_a_clear_error_not_a_stall(tmp_path):
+    # 64 large cases overran Hypothesis's choice buffer on every try: the H200 campaign waited
+    # for its first batch until it was killed. Now the overrun health check ends it with a message
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.errors import InvalidArgument
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", profile="large", batch_size=16, max_batches=1,
+                                                     runs_per_program=200, shrink_minutes=0), echo=lambda line: None)
+        with pytest.raises(InvalidArgument, match="more than Hypothesis can draw as one example"):
+            campaign.run()
+        (row,) = corpus.campaigns()
+    assert row["status"] == "interrupted"

@@ -35,6 +35,8 @@ def test_runs_made_again_after_the_compile_are_judged_like_kept_ones(monkeypatch
     clean, wrong = result.cases
     assert (clean.symptom, clean.runs_checked) == ("pass", 4)
     assert (wrong.symptom, wrong.env) == ("mismatch", {"d0": 2})
+    # the big runs' time counts apart from the kept runs' (none here), for the large profile's bench
+    assert {"big-eager", "big-run", "big-compare"} <= set(result.seconds) and "run" not in result.seconds
 
 
 def test_a_run_over_the_budget_is_counted_and_not_run():

@@ -165,3 +165,36 @@ def test_a_static_big_bmm_leaves_room_for_the_inputs_drawn_before_it(data):
     b.add_input("float32", (262145, 7, 8))  # the first op's static input: 58.7 MB of 64 MiB
     program = b.program((big_bmm(b),), {})
     assert input_bytes(program, {d.name: d.min for d in program.dims}) <= 64 << 20
+
+
+H200_WORKER_BYTES = 23 << 30  # a large campaign's budget per worker on the H200 (3 workers, half its memory)
+
+
+@pytest.mark.parametrize("profile", ["small", "large"])
+def test_a_campaign_batch_fits_hypothesis_choice_buffer(profile):
+    """One campaign batch is one Hypothesis example. 64 large cases overran Hypothesis's choice
+    buffer on every try and the H200 campaign never got its first batch; with the health check on,
+    an overrun fails here at once (data_too_large) instead of stalling."""
+    from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch
+
+    count = cases_per_batch(profile, None)
+    drawn = batches(batch_config_sets("cuda"), count, "cuda", profile,
+                    H200_WORKER_BYTES if profile == "large" else None, 4)
+    seen = []
+
+    @settings(max_examples=3, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+    @given(drawn)
+    def one(batch):
+        seen.append(len(batch))
+
+    one()
+    assert seen == [count] * 3
+
+
+def test_a_fixed_batch_size_past_what_the_profile_draws_is_refused():
+    from fuzzaoti.strategies import cases_per_batch
+
+    assert cases_per_batch("large", 8) == 16 and cases_per_batch("large", 32) == 32
+    with pytest.raises(InvalidArgument, match="large profile draws at most 32"):
+        cases_per_batch("large", 33)

@@ -77,10 +77,11 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.launch.shards import parse_shard
-    from fuzzaoti.strategies import batch_config_sets
+    from fuzzaoti.strategies import batch_config_sets, cases_per_batch
 
     if resume_id is None:  # a bad flag must not leave an empty corpus behind
         batch_config_sets(device, configs)
+        cases_per_batch(profile, batch_size)
         shard, shards = parse_shard(shard)
         if device == "cuda":
             _require_cuda()

@@ -13,7 +13,14 @@ class Profile:
     65535); a profile with any is *large*: its programs come from ``strategies/_large.py``, with
     big dims of every kind (``_big_dims``) run past 2**31 and 2**32 elements. ``max_bytes``:
     what one checked run may hold (``fuzzaoti.model.scale.run_bytes``: inputs, intermediates,
-    outputs, the reference)."""
+    outputs, the reference).
+
+    ``start_batch``/``max_batch``: where a campaign's adaptive batch size starts and its
+    ceiling; ``draw_batch``: how many cases one batch draws (one Hypothesis example: the spares
+    replace those the quarantine sets aside). A large case has 12 runs and costs about 150 of
+    Hypothesis's 8 KiB choice buffer: 64 of them overran it on every try, and a campaign waited
+    forever for its first batch (the H200 bench of session 14); 48 still fit. A batch of 16
+    large programs holds some 190 runs of gigabytes, about the 120 s a batch aims at."""
 
     name: str
     max_dim: int  # largest declared max of a bounded small dim
@@ -21,6 +28,9 @@ class Profile:
     max_const: int  # largest static size
     max_bytes: int  # bytes of one checked run
     big_sizes: tuple[int, ...] = ()
+    start_batch: int = 16
+    max_batch: int = 64
+    draw_batch: int = 64
 
 
 PROFILES = {
@@ -28,7 +38,8 @@ PROFILES = {
     # for GPU nodes: every op family past 2**31 and 2**32 elements and bmm batches past 65535, in
     # cheap dtypes (int8, fp16); a campaign on cuda sets the budget from the GPU's free memory
     "large": Profile("large", max_dim=64, cap=96, max_const=8, max_bytes=4 << 30,
-                     big_sizes=(65535, 65536, 65537, 2**17 + 3, 2**18 + 1)),
+                     big_sizes=(65535, 65536, 65537, 2**17 + 3, 2**18 + 1),
+                     start_batch=8, max_batch=16, draw_batch=32),
 }
 
 

@@ -64,13 +64,13 @@ class BatchSizes:
     and a slow native_matmul batch at a new size could send the defaults back down a size they
     gain from. Each set climbs on its own measurements instead."""
 
-    def __init__(self, start: int = 16, fixed: bool = False):
-        self.start, self.fixed = start, fixed
+    def __init__(self, start: int = 16, fixed: bool = False, high: int = MAX_BATCH):
+        self.start, self.fixed, self.high = start, fixed, high
         self.sets: dict[str, AdaptiveBatch] = {}
 
     def of(self, key: str) -> AdaptiveBatch:
         if key not in self.sets:
-            self.sets[key] = AdaptiveBatch(self.start, fixed=self.fixed)
+            self.sets[key] = AdaptiveBatch(self.start, fixed=self.fixed, high=max(self.high, self.start))
         return self.sets[key]
 
     def rate(self, key: str) -> float:

@@ -40,7 +40,9 @@ def _upcast(t, dtype: str = "float64"):
 class _StageClock:
     """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
     ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
-    how to make a campaign faster, and it differs between CPU and GPU."""
+    how to make a campaign faster, and it differs between CPU and GPU. A big run (one member at
+    a time, its expectation made again) counts apart, as ``big-eager``, ``big-run`` and
+    ``big-compare``: the large profile's time per run past a crossing is its own question."""
 
     def __init__(self, progress: Progress):
         self.progress = progress
@@ -58,6 +60,11 @@ class _StageClock:
         if self.current is not None:
             self.seconds[self.current] += now - self.since
         self.since = now
+
+    @property
+    def outcome_stage(self) -> str:
+        """The current stage as an ``Outcome`` names it (a big run's ``big-run`` is ``run``)."""
+        return (self.current or "run").removeprefix("big-")
 
     def totals(self) -> dict[str, float]:
         self._close()
@@ -171,7 +178,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
         # a CUDA error outside the guarded run (eager after a compiled run, the oracle reading a
         # compiled output) poisons this process: every later check in it would fail too. The
         # batch fails as a whole, fatally, so the pool goes on in a fresh worker
-        batch_outcome = blame.failure(clock.current or "run", exc)
+        batch_outcome = blame.failure(clock.outcome_stage, exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     recheck = tuple(k for k, m in enumerate(members) if m.recheck) if batch_outcome is None else ()
     return BatchResult(batch=batch_outcome, cases=tuple(_final(m) for m in members), suspect=suspect,
@@ -244,6 +251,7 @@ class _Runner:
         """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
         expectation made again: a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
+        self.progress(f"big-eager {r}")
         try:
             expected = member.expect(r, self.device)
             failure = self(r, {k: expected}, big=True)
@@ -267,7 +275,8 @@ class _Runner:
                 judged[k] = chosen[k]
         if not judged:
             return None
-        self.progress(f"run {r}")
+        prefix = "big-" if big else ""
+        self.progress(f"{prefix}run {r}")
         try:
             outputs = self._run(judged)
         except Exception as exc:  # noqa: BLE001
@@ -283,7 +292,7 @@ class _Runner:
             if len(self.members) == 1:  # a lone member's failing run is known exactly
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
             return blame.failure("run", exc, **where)
-        self.progress(f"compare {r}")
+        self.progress(f"{prefix}compare {r}")
         for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
             if k in judged:
                 self._judge(self.members[k], r, outs, judged[k])
