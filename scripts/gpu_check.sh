@@ -183,7 +183,7 @@ pytest)
     shift  # the rest are pytest arguments, e.g. -m gpu tests/test_known.py -k int32 (run from /tmp:
     args=()  # the checkout's fuzzaoti/ is not importable as is, the installed wheel is)
     for a in "$@"; do [[ $a == tests/* ]] && args+=("$REPO/$a") || args+=("$a"); done
-    CXX=${FUZZAOTI_CXX:-g++} step timeout 300 python3 -m pytest -q -p no:cacheprovider "${args[@]}"
+    CXX=${FUZZAOTI_CXX:-g++} step timeout 540 python3 -m pytest -q -p no:cacheprovider "${args[@]}"
     ;;
 check)
     CXX=${FUZZAOTI_CXX:-g++} step timeout 240 fuzzaoti check --device cuda "$REPO"/.whl/check/*.json

@@ -64,6 +64,34 @@ def test_a_two_task_launch_runs_both_and_merges_them(tmp_path, fake_fault):
         assert len(merged.campaigns()) == 2
     status = CliRunner().invoke(main, ["launch", "--status", "--corpus-dir", str(out)]).output
     assert "task 0: finished" in status and "task 1: finished" in status and "merged: finished" in status
+    stats = CliRunner().invoke(main, ["stats", "--corpus-dir", str(out)])
+    assert stats.exit_code == 0 and stats.output == status
+    assert "programs in" in stats.output and "/min), 1 findings, 0 worker restarts" in stats.output
+
+
+def test_resume_starts_again_only_the_task_that_was_killed_and_it_resumes_its_own_shard(tmp_path):
+    import sqlite3
+
+    out = tmp_path / "launch"
+    args = ["launch", "--tasks", "2", "--minutes", "5", "--corpus-dir", str(out), "--",
+            "--backend", "fake", "--max-batches", "2", "--shrink-minutes", "0"]
+    assert CliRunner().invoke(main, args, catch_exceptions=False).exit_code == 0
+    # task 1 killed mid-campaign (SIGKILL, a node lost): its shard's campaign is left 'running'
+    conn = sqlite3.connect(out / "shard-1.db")
+    with conn:
+        conn.execute("update campaigns set status = 'running', finished_at = null")
+    conn.close()  # (checkpoints its WAL: a WAL left beside a shard the task replaces would corrupt it)
+    before = (out / "shard-0.db").stat().st_mtime_ns
+    resumed = CliRunner().invoke(main, ["launch", "--resume", "--corpus-dir", str(out)], catch_exceptions=False)
+    assert resumed.exit_code == 0, resumed.output
+    assert "task 1" in resumed.output and "task 0" not in resumed.output, resumed.output
+    assert (out / "shard-0.db").stat().st_mtime_ns == before  # the finished task was left alone
+    with Corpus.open(str(out / "shard-1.db")) as shard:
+        (campaign,) = shard.campaigns()  # its own campaign resumed, not a fresh one
+        assert campaign["status"] == "finished" and campaign["batches"] == 2
+    assert "campaign 1 resumed" in (out / "shard-1.log").read_text()
+    again = CliRunner().invoke(main, ["launch", "--resume", "--corpus-dir", str(out)], catch_exceptions=False)
+    assert "every task of" in again.output and "nothing to resume" in again.output
 
 
 @pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0"])

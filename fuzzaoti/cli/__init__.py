@@ -116,11 +116,20 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
 
 @main.command()
 @corpus_option
-def stats(corpus_path) -> None:
+@click.option("--corpus-dir", "corpus_dir", type=click.Path(), default=None,
+              help="A launch directory (fuzzaoti launch): each task's programs per minute, findings and worker "
+                   "restarts, and the merged corpus's, instead of one corpus's campaigns.")
+def stats(corpus_path, corpus_dir) -> None:
     """Campaigns stored in the corpus: settings, duration and counts."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.show import campaign_line
 
+    if corpus_dir is not None:
+        from fuzzaoti.launch.status import status_lines
+
+        for line in status_lines(corpus_dir):
+            click.echo(line)
+        return
     with Corpus.open(corpus_path) as corpus:
         rows = corpus.campaigns()
     if not rows:

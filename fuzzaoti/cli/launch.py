@@ -36,7 +36,7 @@ def launch(executor, tasks, minutes, hours, corpus_dir, seed, gpus_per_task, par
     the shards into merged.db as they go."""
     from fuzzaoti.launch.executors import launch as start
     from fuzzaoti.launch.status import status_lines
-    from fuzzaoti.launch.tasks import LaunchPlan, latest_campaign
+    from fuzzaoti.launch.tasks import LaunchPlan, shard_finished
 
     if status:
         for line in status_lines(corpus_dir):
@@ -44,7 +44,7 @@ def launch(executor, tasks, minutes, hours, corpus_dir, seed, gpus_per_task, par
         return
     if resume:
         plan = LaunchPlan.load(corpus_dir)
-        left = [k for k in range(plan.tasks) if (latest_campaign(plan.shard_path(k)) or (0, ""))[1] != "finished"]
+        left = [k for k in range(plan.tasks) if not shard_finished(plan.shard_path(k))]
         if not left:
             click.echo(f"every task of {corpus_dir} has finished; nothing to resume")
             return

@@ -116,6 +116,13 @@ def unfinished_campaign(shard: str) -> int | None:
     return latest[0] if latest is not None and latest[1] != "finished" else None
 
 
+def shard_finished(shard: str) -> bool:
+    """Whether a shard's task ran to its end: its newest campaign finished (``launch --resume``
+    starts again every task for which this is False: not started, killed, preempted)."""
+    latest = latest_campaign(shard)
+    return latest is not None and latest[1] == "finished"
+
+
 def copy_corpus(source: str, target: str) -> None:
     """A consistent copy of a live SQLite corpus (its WAL included), put in place atomically."""
     tmp = f"{target}.copy-{os.getpid()}"
