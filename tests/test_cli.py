@@ -31,6 +31,11 @@ def test_fuzz_help_lists_the_canaries():
 @pytest.mark.parametrize("args", [
     ["fuzz", "--device", "tpu"],
     ["fuzz", "--inject", "nope"],
+    # the campaign's settings refuse these before the corpus is opened: no empty corpus is left
+    ["fuzz", "--shard", "3/2", "--corpus", "{tmp}/c.db"],
+    ["fuzz", "--shard", "x", "--corpus", "{tmp}/c.db"],
+    ["fuzz", "--profile", "large", "--batch-size", "40", "--corpus", "{tmp}/c.db"],
+    ["fuzz", "--configs", "nope", "--corpus", "{tmp}/c.db"],
     ["list", "--corpus", "{tmp}/missing.db"],
     ["show", "5", "--corpus", "{tmp}/missing.db"],
     ["replay", "5", "--corpus", "{tmp}/notacorpus.txt"],

@@ -77,27 +77,24 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.launch.shards import parse_shard
-    from fuzzaoti.strategies import batch_config_sets, cases_per_batch
-
-    if resume_id is None:  # a bad flag must not leave an empty corpus behind
-        batch_config_sets(device, configs)
-        cases_per_batch(profile, batch_size)
-        shard, shards = parse_shard(shard)
-        if device == "cuda":
-            _require_cuda()
     from fuzzaoti.progress import Display
 
+    settings = None
+    if resume_id is None:  # built before the corpus is opened: a bad flag leaves no empty corpus behind
+        shard, shards = parse_shard(shard)
+        settings = CampaignSettings(
+            device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
+            canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
+            shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
+            configs=configs, known_file=known_file, quarantine_rate=quarantine_rate, shard=shard, shards=shards)
+        if device == "cuda":
+            _require_cuda()
     display = Display()
     with Corpus.open(corpus_path, create=resume_id is None) as corpus:
-        if resume_id is not None:
+        if settings is None:
             campaign = Campaign.resume(corpus, resume_id, minutes, echo=display)
         else:
-            campaign = Campaign(corpus, CampaignSettings(
-                device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
-                canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-                shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
-                configs=configs, known_file=known_file, quarantine_rate=quarantine_rate, shard=shard, shards=shards),
-                echo=display)
+            campaign = Campaign(corpus, settings, echo=display)
         if resume_id is not None and campaign.settings.device == "cuda":  # a new one was checked above
             _require_cuda()
         campaign.progress_every = display.every
