@@ -63,8 +63,7 @@ class CampaignSettings:
     shards: int = 1
 
     def __post_init__(self) -> None:
-        """A flag the campaign cannot honour fails here, before any corpus is opened."""
-        check_shard(self.shard, self.shards)
+        check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens
         cases_per_batch(self.profile, self.batch_size)  # a size the profile cannot draw
         batch_config_sets(self.device, self.configs)  # a config set this device or torch lacks
 
