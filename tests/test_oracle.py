@@ -86,3 +86,45 @@ def test_a_wrong_element_past_a_chunk_boundary_is_first_and_worst_with_its_index
     bad = ints.clone()
     bad[4321] = 0
     assert compare_outputs([bad], [ints], [ints])["first"]["flat"] == 4321
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32, torch.float64]),
+       seed=st.integers(0, 2**31 - 1), spread=st.sampled_from([0.0, 1e-8, 1e-3, 1.0, 1e3]),
+       scale=st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0, 2.0, 3.0, 6.0]), mult=st.sampled_from([2.0, 4.0, 8.0]))
+def test_what_the_quick_pass_accepts_the_full_rule_accepts_whatever_the_reference(dtype, seed, spread, scale, mult):
+    # the quick pass's bound is proved sufficient for any reference (the triangle inequality):
+    # a reference far from eager, zeros, values near the bound and past it must never make the
+    # full rule call wrong what the quick pass let through; if it could, a quick pass would
+    # hide real miscompiles
+    from fuzzaoti.check.oracle import _plainly_agrees, full_rule
+
+    g = torch.Generator().manual_seed(seed)
+    eager = (torch.randn(257, generator=g) * torch.randint(0, 2, (257,), generator=g)).to(dtype)
+    eps = torch.finfo(dtype).eps
+    step = (torch.rand(257, generator=g, dtype=torch.float64) * 2 - 1) * scale * mult / 2 * eps
+    actual = (eager.double() * (1 + step)).to(dtype)
+    reference = eager.double() + torch.randn(257, generator=g, dtype=torch.float64) * spread
+    if _plainly_agrees(actual, eager, mult):
+        assert full_rule(actual, eager, reference, mult) is None
+
+
+def test_the_quick_pass_spares_agreeing_runs_the_full_rule_and_not_wrong_ones(monkeypatch):
+    # the point of the quick pass: an equal or closely agreeing output never pays the float64
+    # passes; a wrong one still gets its verdict from them
+    from fuzzaoti.check import oracle
+
+    calls = []
+    real = oracle.full_rule
+    monkeypatch.setattr(oracle, "full_rule", lambda *a, **k: calls.append(1) or real(*a, **k))
+    eager, reference, other = _bmm_case(torch.float32)
+    assert compare_outputs([eager.clone()], [eager], [reference]) is None
+    assert compare_outputs([eager * (1 + 1e-7)], [eager], [reference]) is None
+    assert compare_outputs([torch.arange(9)], [torch.arange(9)], [torch.arange(9)]) is None
+    assert calls == []
+    wrong = eager.clone()
+    wrong[3, 5, 7] += 1.0
+    assert compare_outputs([wrong], [eager], [reference])["wrong"] == 1 and calls == [1]

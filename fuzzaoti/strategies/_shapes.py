@@ -12,7 +12,7 @@ from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
 from fuzzaoti.strategies._profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds
-MIN_LARGE_RUNS = 12
+MIN_LARGE_RUNS = 16
 #: of a big program's drawn runs, all but one in this many are past a crossing (``past_crossing``)
 PAST_SHARE = 4
 
