@@ -18,8 +18,9 @@ error (RMSE, ``torch._dynamo.utils.same``) hides that, so every element is judge
 Comparisons run on the tensors' device, chunk by chunk (``compare_tensor``): a 3 * 2**30-element
 output is judged without a host copy. A quick pass first accepts outputs equal to eager, or
 within a bound of it that the full rule provably accepts (``_plainly_agrees``): most runs pass,
-and at 2**31 elements the full rule's three float64 passes cost far more than the compiled run. The verdict names how many elements are wrong, the first
-(an index just past 2**31 is the tell-tale sign of a 32-bit offset) and the worst five.
+and at 2**31 elements the full rule's three float64 passes cost far more than the compiled run.
+The verdict names how many elements are wrong, the first (an index just past 2**31 is the
+tell-tale sign of a 32-bit offset) and the worst five.
 
 This module imports only torch: its source is copied into standalone repro scripts.
 """

@@ -17,10 +17,11 @@ class Profile:
 
     ``start_batch``/``max_batch``: where a campaign's adaptive batch size starts and its
     ceiling; ``draw_batch``: how many cases one batch draws (one Hypothesis example: the spares
-    replace those the quarantine sets aside). A large case has 12 runs and costs about 150 of
+    replace those the quarantine sets aside). A large case of 12 runs cost about 150 of
     Hypothesis's 8 KiB choice buffer: 64 of them overran it on every try, and a campaign waited
-    forever for its first batch (the H200 bench of session 14); 48 still fit. A batch of 16
-    large programs holds some 190 runs of gigabytes, about the 120 s a batch aims at."""
+    forever for its first batch (the H200 bench of session 14); 48 still fit. Cases now have 16
+    runs (``MIN_LARGE_RUNS``); a draw of 32 still fits (test_strategies checks it). A batch of 16
+    large programs holds some 250 runs of gigabytes."""
 
     name: str
     max_dim: int  # largest declared max of a bounded small dim
