@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -19,8 +19,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FailedHealthCheck
 
 from fuzzaoti import compat
+from fuzzaoti.campaign_settings import CampaignSettings, Counts
 from fuzzaoti.errors import InvalidArgument
-from fuzzaoti.launch.shards import check_shard, in_shard, shard_seed
+from fuzzaoti.launch.shards import in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
@@ -29,65 +30,12 @@ from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.workers.pool import Submitted, WorkerPool, configs_label
 from fuzzaoti.corpus.record import store_failure
-from fuzzaoti.corpus.quarantine import DEFAULT_RATE, Quarantine, finding_trigger, known_triggers
-from fuzzaoti.shrink import shrink_finding
+from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
 from fuzzaoti.model.case import Case
 from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, get_profile
-from fuzzaoti.findings.triage import triage_finding
+from fuzzaoti.findings.follow_up import FollowUps, deferred
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu
 from fuzzaoti.workers.worker import WorkerConfig
-
-
-@dataclass(frozen=True)
-class CampaignSettings:
-    device: str = "cpu"
-    backend: str = "aoti"
-    minutes: float = 5.0
-    seed: int = 0
-    canary: str | None = None
-    batch_size: int | None = None  # None: adaptive (fuzzaoti.workers.batch_size), from the profile's start_batch
-    runs_per_program: int = 4
-    workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
-    gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
-    profile: str = "small"
-    max_bytes: int | None = None  # bytes of one checked run; None: the profile's (large on cuda: the GPU's)
-    max_batches: int | None = None
-    shrink_minutes: float = 3.0
-    triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
-    known_file: str | None = None  # the user's known-bug list; None: fuzzaoti-known.txt beside the corpus
-    compile_timeout: float = 900.0
-    run_timeout: float = 300.0
-    quarantine_rate: float = DEFAULT_RATE  # share of programs that would trip a found bug still checked (alone)
-    configs: str | None = None  # the one compile config set to draw (strategies.CONFIG_SETS); None: all
-    shard: int = 0  # this task's part of a campaign spread over ``shards`` tasks (fuzzaoti.launch.shards)
-    shards: int = 1
-
-    def __post_init__(self) -> None:
-        check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens
-        cases_per_batch(self.profile, self.batch_size)  # a size the profile cannot draw
-        batch_config_sets(self.device, self.configs)  # a config set this device or torch lacks
-
-
-@dataclass
-class Counts:
-    batches: int = 0
-    programs: int = 0
-    runs_checked: int = 0
-    runs_skipped: int = 0
-    programs_large: int = 0  # programs checked at one run past a crossing at least
-    runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.model.scale)
-    runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
-    runs_oom: int = 0  # runs not run: out of memory (never a finding)
-    invalid: int = 0
-    failures: int = 0
-    new_findings: int = 0
-    worker_restarts: int = 0
-    quarantined: int = 0  # drawn programs set aside: they would trip a bug already found
-    finding_ids: list[int] = field(default_factory=list)
-    replayed: int = 0  # batches replayed from the corpus's example database (not stored)
-
-    def stored(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed")}
 
 
 PROGRESS_EVERY_S = 5.0
@@ -125,12 +73,14 @@ class Campaign:
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
+        self.follow_ups: FollowUps | None = None  # while running: shrink and triage through the pool
         self.quarantine = Quarantine(rate=settings_.quarantine_rate)
         profile = get_profile(settings_.profile)
         self.batching = BatchSizes(settings_.batch_size or profile.start_batch, fixed=settings_.batch_size is not None,
                                    high=profile.max_batch)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
         self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
+        self.generated_s: float | None = None  # seconds of generation, once it is over (a follow-up may come)
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
 
@@ -163,6 +113,8 @@ class Campaign:
             workers=workers,
             worker_env=(lambda k: pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
         )
+        self.follow_ups = FollowUps(self.corpus, pool.check, lambda: pool.stats.mean_compile_s,
+                                    s.shrink_minutes * 60, s.triage and s.backend == "aoti", self.echo)
         self.versions = compat.torch_versions()
         resumed = self.campaign_id is not None
         if resumed:
@@ -181,6 +133,8 @@ class Campaign:
         try:
             pool.start()
             self._generate(pool)
+            self.generated_s = time.monotonic() - self.started
+            self._follow_up_deferred()
             status = "finished"
         finally:
             self.counts.worker_restarts = pool.restarts
@@ -188,6 +142,14 @@ class Campaign:
             self.corpus.update_campaign(self.campaign_id, self.counts.stored(), status)
             self.echo(self.summary(status))
         return self.counts
+
+    def _follow_up_deferred(self) -> None:
+        """Shrink and triage the wrong results found, now that the deadline has passed."""
+        s = self.settings
+        minutes = s.minutes if s.follow_up_minutes is None else s.follow_up_minutes
+        for fid in self.follow_ups.after_deadline(minutes * 60):
+            self._count_member(fid, True)
+        self.corpus.update_campaign(self.campaign_id, self.counts.stored())
 
     def _load_quarantine(self) -> None:
         """Triggers of the bugs already known: built-in entries and this corpus's findings."""
@@ -326,25 +288,21 @@ class Campaign:
             self.counts.new_findings += 1
             self.counts.finding_ids.append(fid)
             self.echo(f"  NEW finding {fid}: {sig}")
-            # shrinking and triage share the campaign's clock: a finding near the end is stored
-            # raw, for 'fuzzaoti shrink/triage ID' later, rather than overrunning --minutes (a
-            # step is a compile, as long as the mean one so far: one the time left cannot hold
-            # is not begun; a large batch's ran past 82 s on the H200, a CPU one 8-30 s)
-            step_s = pool.stats.mean_compile_s
-            left = self._seconds_left()
-            if s.shrink_minutes > 0 and left > step_s:
-                shrink_finding(self.corpus, fid, pool.check, min(s.shrink_minutes * 60, left), self.echo)
-            elif s.shrink_minutes > 0:
-                self.echo(f"  (no time left to shrink: run 'fuzzaoti shrink {fid}')")
+            if deferred(outcome.stage, outcome.symptom):  # a wrong result: after the deadline
+                self.follow_ups.waiting.append(fid)
+                return
+            # within the campaign's clock: a finding near the end is stored raw, for 'fuzzaoti
+            # shrink/triage ID' later, rather than overrunning --minutes
+            member = self.follow_ups.one(fid, self._seconds_left)
             trigger = finding_trigger(self.corpus.finding(fid), s.device)
             if self.quarantine.add(trigger) and self.quarantine.rate < 1:
                 self.echo(f"  quarantine: programs with {trigger}")
-            if s.triage and s.backend == "aoti" and self._seconds_left() > step_s:
-                if triage_finding(self.corpus, fid, pool.check, self.echo)["member"]:
-                    self.counts.new_findings -= 1  # one more case of a known family's root cause
-                    self.counts.finding_ids.remove(fid)
-            elif s.triage and s.backend == "aoti":
-                self.echo(f"  (no time left to triage: run 'fuzzaoti triage {fid}')")
+            self._count_member(fid, member)
+
+    def _count_member(self, fid: int, member: bool) -> None:
+        if member:  # one more case of a known family's root cause, not a new finding
+            self.counts.new_findings -= 1
+            self.counts.finding_ids.remove(fid)
 
     def _waiting(self, flight: _InFlight) -> None:
         """While a batch is being checked: past the deadline, drop what of it is still queued;
@@ -393,8 +351,15 @@ class Campaign:
 
     def summary(self, status: str) -> str:
         c = self.counts
-        return (f"campaign {self.campaign_id} {status} after {time.monotonic() - self.started:.0f} s: "
+        took = time.monotonic() - self.started
+        took_note = f"{took:.0f} s"
+        if self.generated_s is not None and took - self.generated_s >= 1:
+            took_note += f" ({self.generated_s:.0f} s generating, {took - self.generated_s:.0f} s following up)"
+        waiting = self.follow_ups.waiting if self.follow_ups is not None else []
+        return (f"campaign {self.campaign_id} {status} after {took_note}: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked{self._large_note()}, "
                 f"{c.failures} failures, {c.quarantined} quarantined, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
+                + (f", not yet shrunk or triaged: {json.dumps(waiting)} ('fuzzaoti shrink ID', "
+                   "'fuzzaoti triage ID')" if waiting else "")
                 + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))

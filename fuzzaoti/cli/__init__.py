@@ -51,6 +51,9 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="'fake' is the fast test double (no compiles).")
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
+@click.option("--follow-up-minutes", type=click.FloatRange(min=0), default=None,
+              help="Time after --minutes to shrink and triage the wrong results found (a crash or a "
+                   "failed compile is followed up at once, to quarantine it).  [default: --minutes]")
 @click.option("--triage/--no-triage", default=True, show_default=True,
               help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
 @click.option("--profile", type=click.Choice(list(PROFILES)), default="small", show_default=True,
@@ -72,7 +75,8 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
               help="Task K (from 0) of a campaign spread over N: its own seed stream and a part of the "
                    "programs no other task checks (merge the shards with 'fuzzaoti corpus merge').")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate, resume_id, shard) -> None:
+         shrink_minutes, follow_up_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate,
+         resume_id, shard) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -85,8 +89,9 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
         settings = CampaignSettings(
             device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
             canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-            shrink_minutes=shrink_minutes, triage=triage, profile=profile, max_bytes=max_bytes,
-            configs=configs, known_file=known_file, quarantine_rate=quarantine_rate, shard=shard, shards=shards)
+            shrink_minutes=shrink_minutes, follow_up_minutes=follow_up_minutes, triage=triage, profile=profile,
+            max_bytes=max_bytes, configs=configs, known_file=known_file, quarantine_rate=quarantine_rate,
+            shard=shard, shards=shards)
         if device == "cuda":
             _require_cuda()
     display = Display()

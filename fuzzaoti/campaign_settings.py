@@ -1,0 +1,67 @@
+"""A campaign's settings (what ``fuzzaoti fuzz`` was asked, stored with the campaign so that
+``--resume`` carries on alike) and its counts (stored after every batch).
+
+The settings check themselves when built: each flag a campaign cannot honour fails here,
+before a corpus is opened, so a bad flag leaves no empty corpus behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from fuzzaoti.corpus.quarantine import DEFAULT_RATE
+from fuzzaoti.launch.shards import check_shard
+from fuzzaoti.strategies import batch_config_sets, cases_per_batch
+
+
+@dataclass(frozen=True)
+class CampaignSettings:
+    device: str = "cpu"
+    backend: str = "aoti"
+    minutes: float = 5.0
+    seed: int = 0
+    canary: str | None = None
+    batch_size: int | None = None  # None: adaptive (fuzzaoti.workers.batch_size), from the profile's start_batch
+    runs_per_program: int = 4
+    workers: int | None = None  # None: 1 on cpu, one per GPU on cuda
+    gpus: str | None = None  # comma-separated GPU ids for the cuda workers; None: the visible ones
+    profile: str = "small"
+    max_bytes: int | None = None  # bytes of one checked run; None: the profile's (large on cuda: the GPU's)
+    max_batches: int | None = None
+    shrink_minutes: float = 3.0
+    follow_up_minutes: float | None = None  # after the deadline, for the wrong results' shrink and triage; None: minutes
+    triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
+    known_file: str | None = None  # the user's known-bug list; None: fuzzaoti-known.txt beside the corpus
+    compile_timeout: float = 900.0
+    run_timeout: float = 300.0
+    quarantine_rate: float = DEFAULT_RATE  # share of programs that would trip a found bug still checked (alone)
+    configs: str | None = None  # the one compile config set to draw (strategies.CONFIG_SETS); None: all
+    shard: int = 0  # this task's part of a campaign spread over ``shards`` tasks (fuzzaoti.launch.shards)
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens
+        cases_per_batch(self.profile, self.batch_size)  # a size the profile cannot draw
+        batch_config_sets(self.device, self.configs)  # a config set this device or torch lacks
+
+
+@dataclass
+class Counts:
+    batches: int = 0
+    programs: int = 0
+    runs_checked: int = 0
+    runs_skipped: int = 0
+    programs_large: int = 0  # programs checked at one run past a crossing at least
+    runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.model.scale)
+    runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
+    runs_oom: int = 0  # runs not run: out of memory (never a finding)
+    invalid: int = 0
+    failures: int = 0
+    new_findings: int = 0
+    worker_restarts: int = 0
+    quarantined: int = 0  # drawn programs set aside: they would trip a bug already found
+    finding_ids: list[int] = field(default_factory=list)
+    replayed: int = 0  # batches replayed from the corpus's example database (not stored)
+
+    def stored(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed")}
