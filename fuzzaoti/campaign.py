@@ -288,16 +288,20 @@ class Campaign:
             self.counts.new_findings += 1
             self.counts.finding_ids.append(fid)
             self.echo(f"  NEW finding {fid}: {sig}")
-            if deferred(outcome.stage, outcome.symptom):  # a wrong result: after the deadline
+            if deferred(outcome.stage, outcome.symptom, len(case.program.nodes)):  # after the deadline
+                self._quarantine(fid)  # (a one-op program's own trigger, if it fails whole batches)
                 self.follow_ups.waiting.append(fid)
                 return
             # within the campaign's clock: a finding near the end is stored raw, for 'fuzzaoti
             # shrink/triage ID' later, rather than overrunning --minutes
             member = self.follow_ups.one(fid, self._seconds_left)
-            trigger = finding_trigger(self.corpus.finding(fid), s.device)
-            if self.quarantine.add(trigger) and self.quarantine.rate < 1:
-                self.echo(f"  quarantine: programs with {trigger}")
+            self._quarantine(fid)  # its shrunk program's trigger
             self._count_member(fid, member)
+
+    def _quarantine(self, fid: int) -> None:
+        trigger = finding_trigger(self.corpus.finding(fid), self.settings.device)
+        if self.quarantine.add(trigger) and self.quarantine.rate < 1:
+            self.echo(f"  quarantine: programs with {trigger}")
 
     def _count_member(self, fid: int, member: bool) -> None:
         if member:  # one more case of a known family's root cause, not a new finding

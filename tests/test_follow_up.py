@@ -49,3 +49,12 @@ def test_no_follow_up_time_leaves_the_wrong_result_raw_and_says_how_to_shrink_it
     assert "(no time left to shrink: run 'fuzzaoti shrink 1')" in result.output
     with Corpus.open(db) as corpus:
         assert corpus.finding(1).shrunk_case is None
+
+
+def test_what_waits_for_the_deadline_a_wrong_result_or_a_one_op_crash():
+    from fuzzaoti.findings.follow_up import deferred
+
+    assert deferred("compare", "mismatch", 5)  # hit again, it costs nothing
+    assert not deferred("run", "exception", 3)  # fails whole batches: shrunk now, to quarantine it
+    assert not deferred("run", "illegal_memory_access", 2)
+    assert deferred("run", "illegal_memory_access", 1)  # its own trigger is the shrunk one's

@@ -155,3 +155,16 @@ def test_a_member_pinned_by_a_run_probe_is_checked_alone_without_a_bisection(fak
         assert pool.checked == [3]
     finally:
         pool.close()
+
+
+def test_a_gpu_worker_retired_for_a_wrong_value_is_no_trouble_to_halve_the_batch_for():
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import lost_to_trouble
+
+    wrong, passed = Outcome("compare", "mismatch", "1 of 8 wrong"), Outcome("done", "pass")
+    crashed = Outcome("run", "illegal_memory_access", "CUDA error")
+    assert not lost_to_trouble(False, [passed, wrong], "cuda")  # retired by design: one restart
+    assert lost_to_trouble(False, [wrong, crashed], "cuda")  # a poisoned context as well
+    assert lost_to_trouble(False, [passed, passed], "cuda")  # died with nothing to show why
+    assert lost_to_trouble(False, None, "cpu")  # the group failed as a whole
+    assert not lost_to_trouble(True, [crashed], "cuda")  # still alive: nothing lost

@@ -1,9 +1,10 @@
 """What a campaign does with a new finding (shrink it, then triage it), and when.
 
 A finding that fails its whole compiled batch (a crash, an error at compile, load or run:
-``fails_whole_batch``) is followed up at once. Its shrunk program's trigger then quarantines
-the programs that would trip it again, and each of those would otherwise cost a bisection of
-its batch.
+``fails_whole_batch``) is followed up at once when its program has several ops. Its shrunk
+program's trigger then quarantines the programs that would trip it again, and each of those
+would otherwise cost a bisection of its batch. A one-op program's trigger is quarantined as it
+is, and its follow-up waits like a wrong result's.
 
 A wrong result waits until the campaign's deadline has passed. Hitting it again costs nothing,
 because its program alone is marked wrong. Shrinking it inside the deadline only takes minutes
@@ -23,11 +24,13 @@ from fuzzaoti.findings.triage import triage_finding
 from fuzzaoti.shrink import shrink_finding
 
 
-def deferred(stage: str, symptom: str) -> bool:
+def deferred(stage: str, symptom: str, ops: int) -> bool:
     """Whether a new finding's shrink and triage wait until after the deadline: it is a wrong
     result (or another failure judged per program), so it costs the campaign nothing more when
-    hit again."""
-    return not fails_whole_batch(stage, symptom)
+    hit again; or its program has one op, so its own trigger, quarantined at once, is already
+    the op a shrink would leave (the H200 spent 119 s shrinking one such crash, 1 -> 1 ops,
+    and its triage more, inside a 10-minute campaign)."""
+    return not fails_whole_batch(stage, symptom) or ops <= 1
 
 
 @dataclass
@@ -69,8 +72,8 @@ class FollowUps:
             return []
         end = time.monotonic() + budget_s
         doing = " and ".join(what for what, on in (("shrinking", self.shrink_s > 0), ("triaging", self.triage)) if on)
-        self.echo(f"follow-up: {doing} the {len(self.waiting)} wrong result(s) found, up to {budget_s / 60:g} min "
-                  "in all")
+        self.echo(f"follow-up: {doing} {len(self.waiting)} new finding(s) left for after the deadline, up to "
+                  f"{budget_s / 60:g} min in all")
         members = []
         while self.waiting:
             finding_id = self.waiting[0]  # still listed as waiting while it is being followed up

@@ -6,8 +6,9 @@ to a minute for a first CUDA compile) plus a part per program that grows with th
 climbs the measured throughput (programs per second, per size): it doubles while the last
 doubling paid off clearly (an untried bigger size is only worth a batch while the climb is
 still going up), steps back to half when the half was clearly faster, and halves
-at once when a batch needed bisection, lost a worker, or ran past 1.5x the target time (a long
-batch delays progress lines, shrinking and Ctrl-C).
+at once when a batch needed bisection, lost a worker to a crash or hang (a GPU worker retired
+after a wrong value is not lost: ``pool.lost_to_trouble``), or ran past 1.5x the target time (a
+long batch delays progress lines, shrinking and Ctrl-C).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
-from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.outcome import Outcome, fatal_for_process
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.protocol import Job
@@ -242,7 +242,7 @@ class WorkerPool:
                 continue
             with self._state:
                 batch.worker_s += seconds
-                batch.troubled |= bool(parts) or not worker.alive()
+                batch.troubled |= bool(parts) or lost_to_trouble(worker.alive(), outcomes, worker.config.device)
                 if outcomes is not None:
                     for index, outcome in zip(indices, outcomes):
                         if outcome is not None:
@@ -300,6 +300,20 @@ class WorkerPool:
             return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds
         half = len(cases) // 2
         return None, [list(range(half)), list(range(half, len(cases)))], seconds
+
+
+def lost_to_trouble(alive: bool, outcomes: Sequence[Outcome | None] | None, device: str) -> bool:
+    """Whether a group's worker was lost to trouble that a smaller batch would have spared:
+    a crash, a hang, a poisoned context (``fatal_for_process``).
+
+    A GPU worker retired after a wrong value only is not: that costs one restart, whatever the
+    batch size. In the large profile, where AOTI's int32 indexing of unbounded dims makes wrong
+    values common, halving the batch for each sent an H200 campaign's batches to the floor of 4,
+    split over 3 workers: 1.4 programs a compile, with compiles 79% of the worker time."""
+    if alive:
+        return False
+    fatal = [o for o in outcomes or () if o is not None and fatal_for_process(o.symptom, device)]
+    return not fatal or any(o.symptom != "mismatch" for o in fatal)
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
