@@ -1,4 +1,5 @@
 import torch
+from hypothesis import given, settings, strategies as st
 
 from fuzzaoti.check.oracle import compare_outputs
 
@@ -86,9 +87,6 @@ def test_a_wrong_element_past_a_chunk_boundary_is_first_and_worst_with_its_index
     bad = ints.clone()
     bad[4321] = 0
     assert compare_outputs([bad], [ints], [ints])["first"]["flat"] == 4321
-
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)
