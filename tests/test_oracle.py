@@ -1,3 +1,4 @@
+import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
@@ -126,3 +127,29 @@ def test_the_quick_pass_spares_agreeing_runs_the_full_rule_and_not_wrong_ones(mo
     wrong = eager.clone()
     wrong[3, 5, 7] += 1.0
     assert compare_outputs([wrong], [eager], [reference])["wrong"] == 1 and calls == [1]
+
+
+def test_poisoning_leaves_cpu_tensors_alone():
+    from fuzzaoti.check.oracle import poison_like
+
+    ints = torch.arange(10, dtype=torch.int8)
+    poison_like([ints, torch.ones(3).expand(4, 3), None])
+    assert torch.equal(ints, torch.arange(10, dtype=torch.int8))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,poison", [(torch.int8, 127), (torch.bfloat16, float("nan")), (torch.int64, 2**63 - 1)])
+def test_the_next_output_of_a_poisoned_size_finds_the_poison_not_stale_eager_values(dtype, poison):
+    # a kernel that stores nothing must leave its output visibly wrong: the block a compiled
+    # output of eager's size is given holds the poison, not the eager values freed before it
+    from fuzzaoti.check.oracle import poison_like
+
+    eager = torch.zeros(2**26, dtype=dtype, device="cuda")
+    stale = eager.clone()  # a copy of eager's output, freed as an eager pass's would be
+    del stale
+    poison_like([eager])
+    output = torch.empty_like(eager)  # what an output allocation of that size is given
+    if dtype.is_floating_point:
+        assert torch.isnan(output).all()
+    else:
+        assert (output == poison).all()

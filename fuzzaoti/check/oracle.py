@@ -217,3 +217,30 @@ def _judge(found, shape, rule, reason="values"):
 def _scalar(value):
     value = value.item()
     return value if isinstance(value, (bool, int)) else float(value)
+
+
+def poison_like(tensors):
+    """Before a compiled run on a GPU: fill the memory its outputs will be given with a value
+    eager would not give, so that a kernel which stores nothing cannot pass on stale memory.
+
+    A launcher that passes ``xnumel`` past 2**31 as a negative ``int32_t`` launches a kernel
+    that stores nothing, and the output keeps whatever its block held before (an H200
+    campaign's split member showed abs(x), eager's intermediate, there). When the block held
+    eager's own output for the same inputs, a wrong kernel would pass. Each contiguous eager
+    output gets one block of its size, filled and freed just before the run: the caching
+    allocator hands the output's own allocation, the same size, that block (its best fit).
+    Without the memory for it, the run goes on as it is: its budget comes first."""
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor) or tensor.device.type != "cuda" or not tensor.is_contiguous():
+            continue
+        try:
+            block = torch.empty_like(tensor)
+        except torch.cuda.OutOfMemoryError:
+            return
+        if tensor.dtype == torch.bool:
+            block.fill_(True)
+        elif tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+            block.fill_(float("nan"))
+        else:
+            block.fill_(torch.iinfo(tensor.dtype).max)
+        del block

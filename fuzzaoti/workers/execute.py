@@ -24,7 +24,7 @@ from fuzzaoti.workers import blame
 from fuzzaoti.workers.protocol import BatchResult, Job
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
-from fuzzaoti.check.oracle import compare_outputs
+from fuzzaoti.check.oracle import compare_outputs, poison_like
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
@@ -254,6 +254,7 @@ class _Runner:
         self.progress(f"big-eager {r}")
         try:
             expected = member.expect(r, self.device)
+            poison_like(expected[1])  # its outputs' blocks hold no stale eager output
             failure = self(r, {k: expected}, big=True)
             _release(self.device)  # (where an asynchronous illegal memory access may surface)
         except Exception as exc:  # noqa: BLE001
