@@ -80,7 +80,7 @@ class Campaign:
                                    high=profile.max_batch)
         self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
         self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
-        self.generated_s: float | None = None  # seconds of generation, once it is over (a follow-up may come)
+        self.followed_up_s = 0.0  # seconds shrinking and triaging after the deadline
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
 
@@ -133,7 +133,6 @@ class Campaign:
         try:
             pool.start()
             self._generate(pool)
-            self.generated_s = time.monotonic() - self.started
             self._follow_up_deferred()
             status = "finished"
         finally:
@@ -147,8 +146,10 @@ class Campaign:
         """Shrink and triage the wrong results found, now that the deadline has passed."""
         s = self.settings
         minutes = s.minutes if s.follow_up_minutes is None else s.follow_up_minutes
+        began = time.monotonic()
         for fid in self.follow_ups.after_deadline(minutes * 60):
             self._count_member(fid, True)
+        self.followed_up_s = time.monotonic() - began
         self.corpus.update_campaign(self.campaign_id, self.counts.stored())
 
     def _load_quarantine(self) -> None:
@@ -357,8 +358,8 @@ class Campaign:
         c = self.counts
         took = time.monotonic() - self.started
         took_note = f"{took:.0f} s"
-        if self.generated_s is not None and took - self.generated_s >= 1:
-            took_note += f" ({self.generated_s:.0f} s generating, {took - self.generated_s:.0f} s following up)"
+        if self.followed_up_s >= 1:
+            took_note += f" ({took - self.followed_up_s:.0f} s generating, {self.followed_up_s:.0f} s following up)"
         waiting = self.follow_ups.waiting if self.follow_ups is not None else []
         return (f"campaign {self.campaign_id} {status} after {took_note}: "
                 f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked{self._large_note()}, "
