@@ -10,6 +10,7 @@
 #           bash scripts/gpu_check.sh background MINUTES [SEED]  start an unattended large-profile campaign (setsid)
 #           bash scripts/gpu_check.sh background-bench MINUTES [OPTIONS]  the bench in the background (MINUTES per arm)
 #           bash scripts/gpu_check.sh collect           wait for that run, bring its corpus and log back
+#           bash scripts/gpu_check.sh finish            collect, and once it has ended, each finding's repro alone
 #           bash scripts/gpu_check.sh acceptance MINUTES SEED [PYTEST ARGS]  background + pytest + collect in one call
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
@@ -149,6 +150,18 @@ collect)
         campaigns
         findings_and_repros "$DB"
     done
+    exit 0
+    ;;
+finish)
+    # the end of a background campaign (its follow-up included), then every finding's standalone
+    # repro, each run alone on the GPU now that nothing else is (the acceptance check)
+    bash "$REPO/scripts/gpu_check.sh" collect > "$OUT/collect.log" 2>&1
+    grep -a "^campaign \|exited with\|NEW finding\| shrunk: \|is known" /tmp/bg/unattended.log | cut -c1-400
+    if [ -f /tmp/bg/finished ]; then
+        bash "$REPO/scripts/gpu_check.sh" repros /tmp/repros
+    else
+        echo "background run still running: call 'finish' again"
+    fi
     exit 0
     ;;
 canary-report)
