@@ -1,4 +1,5 @@
-"""The campaign runner, in named phases: generate → check → record, until the time is up.
+"""The campaign runner, in named phases: generate → check → record, until the time is up; then
+the follow-up (shrink and triage) of the findings left for after the deadline (findings.follow_up).
 
 Generation is driven by Hypothesis (``@given`` over a list of cases, one list per batch), so
 every program, runtime shape and input seed comes from Hypothesis's choice sequence and a
@@ -143,7 +144,7 @@ class Campaign:
         return self.counts
 
     def _follow_up_deferred(self) -> None:
-        """Shrink and triage the wrong results found, now that the deadline has passed."""
+        """Shrink and triage the findings left for after the deadline (``follow_up.deferred``)."""
         s = self.settings
         minutes = s.minutes if s.follow_up_minutes is None else s.follow_up_minutes
         began = time.monotonic()
