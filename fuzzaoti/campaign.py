@@ -120,6 +120,7 @@ class Campaign:
         resumed = self.campaign_id is not None
         if resumed:
             self.corpus.claim_campaign(self.campaign_id)
+            self.follow_ups.waiting = self._left_raw()
         else:
             self.campaign_id = self.corpus.start_campaign(
                 s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
@@ -142,6 +143,14 @@ class Campaign:
             self.corpus.update_campaign(self.campaign_id, self.counts.stored(), status)
             self.echo(self.summary(status))
         return self.counts
+
+    def _left_raw(self) -> list[int]:
+        """This campaign's new findings that its last run left for after the deadline and never
+        shrank or triaged (killed in its follow-up, say, by a job's time limit): the resumed
+        run follows them up after its own deadline."""
+        return [f.id for f in self.corpus.findings()
+                if f.campaign_id == self.campaign_id and f.status == "new" and f.shrunk_case is None
+                and not f.triage and deferred(f.stage, f.symptom, len(f.found_case.program.nodes))]
 
     def _follow_up_deferred(self) -> None:
         """Shrink and triage the findings left for after the deadline (``follow_up.deferred``)."""
@@ -308,7 +317,8 @@ class Campaign:
     def _count_member(self, fid: int, member: bool) -> None:
         if member:  # one more case of a known family's root cause, not a new finding
             self.counts.new_findings -= 1
-            self.counts.finding_ids.remove(fid)
+            if fid in self.counts.finding_ids:  # (not one found before a resume)
+                self.counts.finding_ids.remove(fid)
 
     def _waiting(self, flight: _InFlight) -> None:
         """While a batch is being checked: past the deadline, drop what of it is still queued;

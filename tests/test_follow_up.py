@@ -58,3 +58,21 @@ def test_what_waits_for_the_deadline_a_wrong_result_or_a_one_op_crash():
     assert not deferred("run", "exception", 3)  # fails whole batches: shrunk now, to quarantine it
     assert not deferred("run", "illegal_memory_access", 2)
     assert deferred("run", "illegal_memory_access", 1)  # its own trigger is the shrunk one's
+
+
+def test_a_resumed_campaign_follows_up_what_its_last_run_left_raw(tmp_path, fake_fault):
+    # a job killed in its follow-up (a Slurm time limit) leaves its wrong results raw; here the
+    # first run's follow-up has no time at all, and the resumed one, with time, shrinks them
+    from dataclasses import replace
+
+    fake_fault("bmm:wrong")
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        first = Campaign(corpus, CampaignSettings(backend="fake", max_batches=2, batch_size=8, shrink_minutes=0.5,
+                                                  follow_up_minutes=0), echo=lambda line: None)
+        first.run()
+        raw = [f.id for f in corpus.findings() if f.status == "new" and f.shrunk_case is None]
+        assert raw
+        resumed = Campaign.resume(corpus, first.campaign_id, minutes=0.01, echo=lambda line: None)
+        resumed.settings = replace(resumed.settings, follow_up_minutes=1.0)
+        resumed.run()
+        assert all(corpus.finding(fid).shrunk_case is not None for fid in raw)
