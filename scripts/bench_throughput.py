@@ -52,6 +52,8 @@ class Arm:
     set_aside: int = 0
     large_programs: int = 0  # checked at one run past a crossing at least (fuzzaoti.model.scale)
     large_runs: int = 0  # runs checked past a crossing
+    compiles: int = 0  # the campaign's AOTI compiles (bisections included) and its worker restarts:
+    restarts: int = 0  # few programs a compile, or many restarts, is where large-profile time goes
     by_configs: Counter = field(default_factory=Counter)  # seconds spent on each config set...
     programs_by_configs: Counter = field(default_factory=Counter)  # ...and programs
 
@@ -137,6 +139,7 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
     arm = Arm(counts.programs, time.monotonic() - started, warm_programs, warm_at, counts.quarantined,
               counts.programs_large, counts.runs_large)
     stats = campaign.pool.stats
+    arm.compiles, arm.restarts = stats.compiles, campaign.pool.restarts
     for label, seconds in stats.configs_s.items():  # wall seconds: worker-seconds over the workers
         arm.by_configs[label] = seconds / len(campaign.pool.workers)
         arm.programs_by_configs[label] = stats.configs_programs[label]
@@ -250,7 +253,9 @@ def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None
         print(f"large (past 2**31 elements, a 65535 batch or an index past 2**31): naive "
               f"{base.rate(base.large_programs):.1f} programs and {base.rate(base.large_runs):.1f} runs/min; "
               f"fuzzaoti {fuzz.rate(fuzz.large_programs):.1f} programs and {fuzz.rate(fuzz.large_runs):.1f} "
-              f"runs/min ({fuzz.large_programs} programs, {fuzz.large_runs} runs)", flush=True)
+              f"runs/min ({fuzz.large_programs} programs, {fuzz.large_runs} runs; {fuzz.compiles} compiles, "
+              f"{fuzz.programs / max(fuzz.compiles, 1):.1f} programs a compile; {fuzz.restarts} worker restarts)",
+              flush=True)
 
 
 if __name__ == "__main__":
