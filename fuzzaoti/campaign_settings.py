@@ -29,7 +29,7 @@ class CampaignSettings:
     max_bytes: int | None = None  # bytes of one checked run; None: the profile's (large on cuda: the GPU's)
     max_batches: int | None = None
     shrink_minutes: float = 3.0
-    follow_up_minutes: float | None = None  # after the deadline, for the wrong results' shrink and triage; None: minutes
+    follow_up_minutes: float | None = None  # after the deadline, for follow_up.deferred findings; None: minutes
     triage: bool = True  # triage each new finding (ladder + remedies) after shrinking; AOTI only
     known_file: str | None = None  # the user's known-bug list; None: fuzzaoti-known.txt beside the corpus
     compile_timeout: float = 900.0

@@ -52,8 +52,9 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
               help="Time to shrink each new finding (0: do not shrink).")
 @click.option("--follow-up-minutes", type=click.FloatRange(min=0), default=None,
-              help="Time after --minutes to shrink and triage the wrong results found (a crash or a "
-                   "failed compile is followed up at once, to quarantine it).  [default: --minutes]")
+              help="Time after --minutes to shrink and triage the wrong results and one-op crashes found "
+                   "(a crash or failed compile of several ops is followed up at once, to quarantine it).  "
+                   "[default: --minutes]")
 @click.option("--triage/--no-triage", default=True, show_default=True,
               help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
 @click.option("--profile", type=click.Choice(list(PROFILES)), default="small", show_default=True,
