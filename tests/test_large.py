@@ -7,10 +7,10 @@ import pytest
 
 from fuzzaoti.model import scale
 from fuzzaoti.strategies.histograms import sample
-from fuzzaoti.strategies import cases, programs
-from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind
+from fuzzaoti.strategies import cases, get_profile, programs
+from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind, is_big
 from fuzzaoti.strategies._large import LARGE_CORE
-from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS, crossing_shapes
+from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS, MIN_RUNS_NO_BIG_DIM, crossing_shapes, run_seed
 
 BUDGET = 24 << 30  # what a campaign gives each of 3 workers on a 139 GiB H200: half its memory
 
@@ -34,7 +34,9 @@ def test_each_large_family_crosses_its_limit_within_the_budget(op):
     family, key = CROSSING.get(op, (FAMILY_OF.get(op), "elements"))
     crossed = Counter()
     for case in _large_cases((op,)):
-        assert len(case.runs) >= MIN_LARGE_RUNS or not case.program.dims
+        wanted = MIN_LARGE_RUNS if any(map(is_big, case.program.dims)) else MIN_RUNS_NO_BIG_DIM
+        assert len(case.runs) >= wanted or not case.program.dims
+        assert len({seed for _, seed in case.runs}) == len(case.runs)  # each run its own inputs
         for env, _ in case.runs:
             env = dict(env)
             assert scale.checked_bytes(case.program, env, BUDGET) <= BUDGET, (case.program.to_json(), env)
@@ -74,9 +76,10 @@ def test_every_crossing_a_program_reaches_within_the_budget_is_straddled():
 
 
 def test_big_dims_are_exported_at_small_hints():
+    # (a big dim of a big family's hint is at most 64; an unbounded one of the glue's, the cap)
     for case in _large_cases(n=100):
-        for d in case.program.dims:
-            assert d.hint <= 64, d
+        for d in filter(is_big, case.program.dims):
+            assert d.hint <= get_profile("large").cap, d
 
 
 def test_most_runs_of_a_program_that_can_cross_are_past_a_crossing():
@@ -92,3 +95,10 @@ def test_most_runs_of_a_program_that_can_cross_are_past_a_crossing():
             # (a bounded-just dim may have a single size past its crossing)
             assert sum(flags) >= MIN_LARGE_RUNS // 2, (case.program.to_json(), case.runs)
     assert runs and past / runs >= 0.6, (past, runs)
+
+
+def test_the_runs_of_a_case_share_one_drawn_seed_yet_each_gets_its_own():
+    # (one choice for all of them keeps a large batch inside Hypothesis's buffer: Profile)
+    seeds = [run_seed(first, k) for first in (0, 2**31 - 1) for k in range(64)]
+    assert len(set(seeds)) == len(seeds) and all(0 <= s < 2**31 for s in seeds)
+    assert run_seed(12345, 0) == 12345

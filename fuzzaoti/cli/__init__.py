@@ -41,7 +41,8 @@ _CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Programs compiled together as one AOTI module.  [default: adaptive, 4 to 64, "
-                   "starting at 16, climbing to the size that checks the most programs per minute]")
+                   "starting at 16 (large: 4 to 32, from 8), climbing to the size that checks the most "
+                   "programs per minute]")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes.  [default: 1 on cpu; on cuda, per GPU one for every 5 of its CPU cores, 1 to 3]")
 @click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "

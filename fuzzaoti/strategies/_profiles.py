@@ -17,11 +17,15 @@ class Profile:
 
     ``start_batch``/``max_batch``: where a campaign's adaptive batch size starts and its
     ceiling; ``draw_batch``: how many cases one batch draws (one Hypothesis example: the spares
-    replace those the quarantine sets aside). A large case of 12 runs cost about 150 of
-    Hypothesis's 8 KiB choice buffer: 64 of them overran it on every try, and a campaign waited
-    forever for its first batch (the H200 bench of session 14); 48 still fit. Cases now have 16
-    runs (``MIN_LARGE_RUNS``); a draw of 32 still fits (test_strategies checks it). A batch of 16
-    large programs holds some 250 runs of gigabytes."""
+    replace those the quarantine sets aside), which Hypothesis's 8 KiB choice buffer bounds. A
+    large case of 12 runs cost about 150 bytes of it: 64 of them overran it on every try, and a
+    campaign waited forever for its first batch (the H200 bench of session 14). At 16 runs a
+    case cost some 230, and a draw of 32 came within 20 bytes of the end; one seed for all its
+    runs and no draws for the big dims a past-crossing run grows anyway bring it to about 125,
+    so a draw of 48 uses at most 6.7 KiB (test_strategies checks it fits). A large compile's
+    cost is mostly fixed (``scripts/bench_compile.py`` on CPU: one large program 5.5 s, 16 as
+    one module 11.5 s, 32 15.4 s), so the ceiling of 32 lets the batch climb past the 16 the
+    buffer held it to before; a batch of 16 large programs holds some 250 runs of gigabytes."""
 
     name: str
     max_dim: int  # largest declared max of a bounded small dim
@@ -40,7 +44,7 @@ PROFILES = {
     # cheap dtypes (int8, fp16); a campaign on cuda sets the budget from the GPU's free memory
     "large": Profile("large", max_dim=64, cap=96, max_const=8, max_bytes=4 << 30,
                      big_sizes=(65535, 65536, 65537, 2**17 + 3, 2**18 + 1),
-                     start_batch=8, max_batch=16, draw_batch=32),
+                     start_batch=8, max_batch=32, draw_batch=48),
 }
 
 

@@ -13,6 +13,9 @@ from fuzzaoti.strategies._profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds
 MIN_LARGE_RUNS = 16
+#: ...and one without a big dim (a large profile's glue-sized program) this often: each of its
+#: runs costs Hypothesis's choice buffer as much as a big one's, and crosses nothing
+MIN_RUNS_NO_BIG_DIM = 8
 #: of a big program's drawn runs, all but one in this many are past a crossing (``past_crossing``)
 PAST_SHARE = 4
 
@@ -46,16 +49,20 @@ def runtime_shapes(program: Program, cap: int = 96, max_bytes: int = 32 << 20,
     """One assignment of every root dim of ``program``, inside its declared range.
 
     Unbounded dims are capped at ``cap`` (in a ``large`` program, its big dims,
-    ``_big_dims.is_big``, at ``FEED_MAX``); a checked run is kept under ``max_bytes``. Sizes are biased towards the boundaries (min, max,
-    powers of two ± 1); shrinks towards each dim's min.
+    ``_big_dims.is_big``, at ``FEED_MAX``); a checked run is kept under ``max_bytes``. Sizes are
+    biased towards the boundaries (min, max, powers of two ± 1); shrinks towards each dim's min.
     """
     if cap < 1:
         raise InvalidArgument(f"Cannot have cap={cap} < 1")
+    return _sizes(program.dims, cap, large).map(lambda env: _fit(program, env, max_bytes))
+
+
+def _sizes(dims, cap: int, large: bool) -> st.SearchStrategy[dict[str, int]]:
     per_dim = {}
-    for d in program.dims:
+    for d in dims:
         hi = d.max if d.max is not None else max(FEED_MAX if large and is_big(d) else cap, d.min)
         per_dim[d.name] = st.one_of(st.sampled_from(_boundaries(d.min, hi)), st.integers(d.min, hi))
-    return st.fixed_dictionaries(per_dim).map(lambda env: _fit(program, env, max_bytes))
+    return st.fixed_dictionaries(per_dim)
 
 
 def _least(passes, lo: int, hi: int) -> int:
@@ -119,16 +126,19 @@ def crossing_shapes(program: Program, max_bytes: int | None) -> list[dict[str, i
 
 
 @st.composite
-def past_crossing(draw, program: Program, base_shapes, max_bytes: int | None) -> dict[str, int]:
+def past_crossing(draw, program: Program, cap: int, max_bytes: int | None) -> dict[str, int]:
     """A runtime shape past one of the crossings the program reaches within ``max_bytes``,
     anywhere between the least size past it and the largest that fits (its ends and the powers
-    of two between biased for), the other dims drawn from ``base_shapes``; the base shape
-    itself where none fits. Most of a large program's runs come from here: a run costs far less
-    than a compile, and a bug past 2**31 may need an odd size, or a particular one, to show."""
-    growth = _Growth(program, draw(base_shapes))
+    of two between biased for), the other dims drawn as ``runtime_shapes`` draws them (the big
+    ones are not drawn: they grow together to the size drawn here); a ``runtime_shapes`` shape
+    where none fits. Most of a large program's runs come from here: a run costs far less than a compile,
+    and a bug past 2**31 may need an odd size, or a particular one, to show."""
+    small = [d for d in program.dims if not is_big(d)]
+    base = {**{d.name: d.min for d in program.dims}, **draw(_sizes(small, cap, large=True))}
+    growth = _Growth(program, base)
     spans = growth.spans(max_bytes)
     if not spans:
-        return growth.base
+        return draw(runtime_shapes(program, cap, max_bytes, large=True))
     lo, hi = draw(st.sampled_from(spans))
     ends = _boundaries(lo, hi)
     return growth.at(draw(st.one_of(st.sampled_from(ends), st.integers(lo, hi))))
@@ -138,22 +148,34 @@ def past_crossing(draw, program: Program, base_shapes, max_bytes: int | None) ->
 def _cases(draw, programs_strategy, runs: int, cap: int, max_bytes: int, large: bool) -> Case:
     program = draw(programs_strategy)
     shapes = runtime_shapes(program, cap, max_bytes, large)
-    if large:  # its min shape, every crossing it reaches, the largest that fits, then drawn ones,
-        # most of them past a crossing
-        planned = [_fit(program, {d.name: d.min for d in program.dims}, max_bytes)]
-        planned += crossing_shapes(program, max_bytes)
-        planned.append(_fit(program, {d.name: d.max if d.max is not None else FEED_MAX for d in program.dims},
-                            max_bytes))
-        planned = [dict(e) for e in dict.fromkeys(tuple(sorted(e.items())) for e in planned)]
-        extra = max(0, min(max(MIN_LARGE_RUNS, runs) - len(planned), _distinct_shapes(program) - len(planned)))
-        room = sum(hi - lo + 1 for lo, hi in _Growth(program, program.hint_env()).spans(max_bytes))
-        n_past = min(extra - extra // PAST_SHARE, room // 4)  # (a bounded-just dim has few sizes past)
-        planned += draw(_distinct(past_crossing(program, shapes, max_bytes), planned, n_past))
-        envs = planned + draw(_distinct(shapes, planned, extra - n_past))
-    else:
-        envs = draw(st.lists(shapes, min_size=1, max_size=runs))
-    seeds = draw(st.lists(st.integers(0, 2**31 - 1), min_size=len(envs), max_size=len(envs)))
-    return Case(program, tuple(Run.of(e, s) for e, s in zip(envs, seeds)))
+    envs = draw(_large_runs(program, shapes, runs, cap, max_bytes) if large
+                else st.lists(shapes, min_size=1, max_size=runs))
+    first = draw(st.integers(0, 2**31 - 1))  # one choice for all the input seeds: a large case's 16
+    # seeds of their own cost a third of its share of Hypothesis's choice buffer (Profile.draw_batch)
+    return Case(program, tuple(Run.of(e, run_seed(first, k)) for k, e in enumerate(envs)))
+
+
+@st.composite
+def _large_runs(draw, program: Program, shapes, runs: int, cap: int, max_bytes: int) -> list[dict[str, int]]:
+    """A large-profile program's runs: its min shape, every crossing it reaches, the largest
+    shape that fits, then drawn ones, most of them past a crossing; ``MIN_LARGE_RUNS`` in all
+    (``MIN_RUNS_NO_BIG_DIM`` for a program without a big dim, which crosses nothing)."""
+    planned = [_fit(program, {d.name: d.min for d in program.dims}, max_bytes)]
+    planned += crossing_shapes(program, max_bytes)
+    planned.append(_fit(program, {d.name: d.max if d.max is not None else FEED_MAX for d in program.dims},
+                        max_bytes))
+    planned = [dict(e) for e in dict.fromkeys(tuple(sorted(e.items())) for e in planned)]
+    wanted = max(MIN_LARGE_RUNS if any(map(is_big, program.dims)) else MIN_RUNS_NO_BIG_DIM, runs)
+    extra = max(0, min(wanted - len(planned), _distinct_shapes(program) - len(planned)))
+    room = sum(hi - lo + 1 for lo, hi in _Growth(program, program.hint_env()).spans(max_bytes))
+    n_past = min(extra - extra // PAST_SHARE, room // 4)  # (a bounded-just dim has few sizes past)
+    planned += draw(_distinct(past_crossing(program, cap, max_bytes), planned, n_past))
+    return planned + draw(_distinct(shapes, planned, extra - n_past))
+
+
+def run_seed(first: int, k: int) -> int:
+    """The input seed of a case's run ``k``: distinct for each run, ``first`` for the first."""
+    return (first + k * 0x9E3779B1) % 2**31
 
 
 def _distinct(shapes, planned: list[dict[str, int]], n: int):
@@ -177,7 +199,9 @@ def cases(programs_strategy, runs: int = 4, profile: str = "small",
     each checked run stays within the profile's byte budget (or ``max_bytes``). In the large
     profile a program gets its min shape, every crossing it reaches (``crossing_shapes``), the
     largest shape that fits, and drawn ones, three in four of those past a crossing
-    (``past_crossing``): at least ``MIN_LARGE_RUNS`` runs in all."""
+    (``past_crossing``): at least ``MIN_LARGE_RUNS`` runs in all (``MIN_RUNS_NO_BIG_DIM``
+    without a big dim). The runs' input seeds come from one drawn seed (``run_seed``); each
+    size shrinks towards its min."""
     if runs < 1:
         raise InvalidArgument(f"Cannot have runs={runs} < 1")
     prof = get_profile(profile, max_bytes)
