@@ -15,6 +15,7 @@
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
 #           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU (e.g. --configs default: like with like)
+#           bash scripts/gpu_check.sh compile-bench [OPTIONS]  scripts/bench_compile.py on the GPU (default: large, sizes 1 4 16 32)
 #           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
@@ -206,6 +207,11 @@ bench)
     shift $(( $# < 2 ? $# : 2 ))  # the rest are extra bench options (--workers 4, --quarantine-rate 1 ...)
     step timeout 580 python3 "$REPO/scripts/bench_throughput.py" --device cuda --minutes "$MINUTES" --corpus "$DB" "$@"
     step fuzzaoti list --corpus "$DB"
+    ;;
+compile-bench)
+    shift  # the rest are bench_compile.py options (default: the large profile at 1, 4, 16 and 32 programs a module)
+    [ $# -gt 0 ] || set -- --profile large --sizes 1 4 16 32
+    step timeout 580 python3 "$REPO/scripts/bench_compile.py" --device cuda "$@" 2>&1 | grep -v "FutureWarning\|cls.__new__"
     ;;
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements

@@ -1,5 +1,6 @@
-"""scripts/bench_throughput.py's report: every line it prints for both profiles, from arms of
-made-up counts (its measurements need minutes of real compiles; its arithmetic does not)."""
+"""The benchmark scripts: bench_compile.py on real compiles; bench_throughput.py's report, every
+line it prints for both profiles, from arms of made-up counts (its measurements need minutes of
+real compiles; its arithmetic does not), and its naive arm."""
 
 import argparse
 import importlib.util
@@ -9,9 +10,9 @@ import sys
 import pytest
 
 
-def _bench():
-    path = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_throughput.py")
-    spec = importlib.util.spec_from_file_location("bench_throughput", path)
+def _bench(name="bench_throughput"):
+    path = os.path.join(os.path.dirname(__file__), "..", "scripts", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -43,3 +44,15 @@ def test_the_naive_arm_compiles_and_checks_one_program_at_a_time():
     arm = bench.naive(0.05, "cpu", 7, batch_config_sets("cpu", "default"))
     assert arm.programs == 1  # the first compile outlasts the 3 s: no second program starts
     assert arm.programs_by_configs["default"] == 1 and arm.per_program("default") > 0
+
+
+@pytest.mark.aoti
+def test_the_compile_bench_times_real_modules_of_each_size(monkeypatch, capsys):
+    # the measurement the large profile's batch ceiling rests on (strategies._profiles)
+    bench = _bench("bench_compile")
+    monkeypatch.setattr(sys, "argv", ["bench_compile.py", "--profile", "small", "--sizes", "1", "3", "--repeats", "1"])
+    bench.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].strip() for line in lines if "a module" in line] == \
+        ["1 programs a module", "3 programs a module"], lines
+    assert all("compile" in line for line in lines if line.startswith("  ")), lines  # each stage timed

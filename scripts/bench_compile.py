@@ -1,0 +1,118 @@
+"""What one AOTI compile costs against the number of programs merged into it.
+
+The adaptive batch size (``fuzzaoti.workers.batch_size``) and the large profile's ceiling
+(``strategies._profiles``) rest on a compile's cost being mostly fixed: export, the C++ build
+and load are paid once per module, whatever it holds. This measures it: one batch of drawn
+programs (one config set), compiled through the AOTI backend in modules of each ``--sizes``
+count (those that fail to export alone left out), each module's export, compile and load timed; it prints seconds a compile and a program
+at each size, and each size's seconds a program against one program alone (the baseline, in
+the same run). Nothing is run or checked: the throughput bench does that.
+
+    python3 scripts/bench_compile.py --profile large --device cpu --sizes 1 8
+    python3 scripts/bench_compile.py --profile large --device cuda --sizes 1 4 16 32
+
+(On CPU, torch 2.13, 2 cores, seed 0: one large program 5.5 s a compile, 16 11.5 s, 32 15.4 s:
+0.48 s a program at 32, 11.4x one alone.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from fuzzaoti.compile import merge, render
+from fuzzaoti.compile.backends import StageFailure, get_backend
+from fuzzaoti.model.concrete import input_specs
+from fuzzaoti.model.inputs import make_inputs
+from fuzzaoti.strategies import batches, get_profile
+
+
+def draw_programs(count: int, device: str, profile: str, max_bytes: int, configs: str, seed: int) -> list:
+    from fuzzaoti.strategies._configs import named_config_sets
+
+    got: list = []
+
+    @settings(max_examples=1, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @hypothesis_seed(seed)
+    @given(batches([named_config_sets(device)[configs]], count, device, profile, max_bytes, 4))
+    def one(cases):
+        got.extend(c.program for c in cases)
+
+    one()
+    return [p for p in got if exports(p, device)]
+
+
+def exports(program, device: str) -> bool:
+    """Whether ``program`` exports alone: one that trips a known export bug (the flatten
+    constraint, say) would fail every module it is merged into."""
+    example = make_inputs(input_specs(program, program.hint_env()), 0, device)
+    try:
+        get_backend("aoti").export(render.load_program(program), example)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def compile_module(programs: list, device: str) -> Counter:
+    """Seconds in each stage of one AOTI compile of ``programs`` merged into one module."""
+    stages: Counter = Counter()
+    current = [None, time.monotonic()]
+
+    def progress(stage: str) -> None:
+        now = time.monotonic()
+        if current[0] is not None:
+            stages[current[0]] += now - current[1]
+        current[:] = [stage.split(" ")[0], now]
+
+    merged = merge.merge(programs)
+    example = sum((make_inputs(input_specs(p, p.hint_env()), 0, device) for p in programs), [])
+    with tempfile.TemporaryDirectory(prefix="fuzzaoti-bench-") as workdir:
+        get_backend("aoti").prepare(merged, render.load_program(merged), example, device, workdir, progress)
+        progress("done")
+    return stages
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--profile", choices=["small", "large"], default="large")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 8], help="programs a module, each size timed")
+    parser.add_argument("--repeats", type=int, default=2, help="modules compiled at each size")
+    parser.add_argument("--configs", default="default", help="the config set drawn (default, max_autotune ...)")
+    parser.add_argument("--max-bytes", type=int, default=None, help="the draw's byte budget [default: the profile's]")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    max_bytes = args.max_bytes or get_profile(args.profile).max_bytes
+    need = max(size * args.repeats for size in args.sizes)
+    programs = draw_programs(min(need, get_profile(args.profile).draw_batch), args.device, args.profile,
+                             max_bytes, args.configs, args.seed)
+    compile_module(programs[:1], args.device)  # untimed: a process's first compile warms its caches
+    baseline = None
+    for size in args.sizes:
+        seconds = []
+        for r in range(args.repeats):
+            group = [programs[(r * size + k) % len(programs)] for k in range(size)]
+            try:
+                stages = compile_module(group, args.device)
+            except StageFailure as failure:  # a compile bug of one member: timed no further
+                print(f"  {size} programs: failed ({str(failure)[:160]})", flush=True)
+                continue
+            seconds.append(sum(stages.values()))
+            print(f"  {size} programs: {seconds[-1]:.1f} s ({', '.join(f'{s} {v:.1f}' for s, v in stages.items())})",
+                  flush=True)
+        if not seconds:
+            continue
+        per_program = sum(seconds) / len(seconds) / size
+        baseline = per_program if baseline is None else baseline
+        print(f"{size:3d} programs a module: {sum(seconds) / len(seconds):6.1f} s a compile, {per_program:5.2f} s a "
+              f"program, {baseline / per_program:4.1f}x the first size's programs per compile-second", flush=True)
+
+
+if __name__ == "__main__":
+    main()
