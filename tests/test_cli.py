@@ -34,7 +34,7 @@ def test_fuzz_help_lists_the_canaries():
     # the campaign's settings refuse these before the corpus is opened: no empty corpus is left
     ["fuzz", "--shard", "3/2", "--corpus", "{tmp}/c.db"],
     ["fuzz", "--shard", "x", "--corpus", "{tmp}/c.db"],
-    ["fuzz", "--profile", "large", "--batch-size", "40", "--corpus", "{tmp}/c.db"],
+    ["fuzz", "--profile", "large", "--batch-size", "49", "--corpus", "{tmp}/c.db"],
     ["fuzz", "--configs", "nope", "--corpus", "{tmp}/c.db"],
     ["list", "--corpus", "{tmp}/missing.db"],
     ["show", "5", "--corpus", "{tmp}/missing.db"],
