@@ -3,10 +3,11 @@
 The adaptive batch size (``fuzzaoti.workers.batch_size``) and the large profile's ceiling
 (``strategies._profiles``) rest on a compile's cost being mostly fixed: export, the C++ build
 and load are paid once per module, whatever it holds. This measures it: one batch of drawn
-programs (one config set), compiled through the AOTI backend in modules of each ``--sizes``
-count (those that fail to export alone left out), each module's export, compile and load timed; it prints seconds a compile and a program
-at each size, and each size's seconds a program against one program alone (the baseline, in
-the same run). Nothing is run or checked: the throughput bench does that.
+programs (one config set; those that fail to export alone left out), compiled through the
+AOTI backend in modules of each ``--sizes`` count, each module's export, compile and load
+timed; it prints seconds a compile and a program at each size, and each size's seconds a
+program against one program alone (the baseline, in the same run). Nothing is run or checked:
+the throughput bench does that.
 
     python3 scripts/bench_compile.py --profile large --device cpu --sizes 1 8
     python3 scripts/bench_compile.py --profile large --device cuda --sizes 1 4 16 32
@@ -19,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
-from collections import Counter
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -29,18 +28,19 @@ from fuzzaoti.compile import merge, render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
-from fuzzaoti.strategies import batches, get_profile
+from fuzzaoti.errors import InvalidArgument
+from fuzzaoti.strategies import batch_config_sets, batches, get_profile
+from fuzzaoti.workers.execute import _StageClock  # (private: the same clock the workers keep)
 
 
-def draw_programs(count: int, device: str, profile: str, max_bytes: int, configs: str, seed: int) -> list:
-    from fuzzaoti.strategies._configs import named_config_sets
-
+def draw_programs(count: int, device: str, profile: str, max_bytes: int | None, configs: dict, seed: int) -> list:
+    """``count`` programs of one drawn batch (as a campaign draws it), less those that fail to export."""
     got: list = []
 
     @settings(max_examples=1, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @hypothesis_seed(seed)
-    @given(batches([named_config_sets(device)[configs]], count, device, profile, max_bytes, 4))
+    @given(batches([configs], count, device, profile, max_bytes, 4))
     def one(cases):
         got.extend(c.program for c in cases)
 
@@ -48,34 +48,29 @@ def draw_programs(count: int, device: str, profile: str, max_bytes: int, configs
     return [p for p in got if exports(p, device)]
 
 
+def _example(program, device: str) -> list:
+    return make_inputs(input_specs(program, program.hint_env()), 0, device)
+
+
 def exports(program, device: str) -> bool:
     """Whether ``program`` exports alone: one that trips a known export bug (the flatten
     constraint, say) would fail every module it is merged into."""
-    example = make_inputs(input_specs(program, program.hint_env()), 0, device)
     try:
-        get_backend("aoti").export(render.load_program(program), example)
+        get_backend("aoti").export(render.load_program(program), _example(program, device))
     except Exception:  # noqa: BLE001
         return False
     return True
 
 
-def compile_module(programs: list, device: str) -> Counter:
-    """Seconds in each stage of one AOTI compile of ``programs`` merged into one module."""
-    stages: Counter = Counter()
-    current = [None, time.monotonic()]
-
-    def progress(stage: str) -> None:
-        now = time.monotonic()
-        if current[0] is not None:
-            stages[current[0]] += now - current[1]
-        current[:] = [stage.split(" ")[0], now]
-
+def compile_module(programs: list, device: str) -> dict[str, float]:
+    """Seconds in each stage of one AOTI compile of ``programs`` merged into one module (the
+    workers' own stage clock)."""
+    clock = _StageClock(lambda stage: None)
     merged = merge.merge(programs)
-    example = sum((make_inputs(input_specs(p, p.hint_env()), 0, device) for p in programs), [])
+    example = sum((_example(p, device) for p in programs), [])
     with tempfile.TemporaryDirectory(prefix="fuzzaoti-bench-") as workdir:
-        get_backend("aoti").prepare(merged, render.load_program(merged), example, device, workdir, progress)
-        progress("done")
-    return stages
+        get_backend("aoti").prepare(merged, render.load_program(merged), example, device, workdir, clock)
+    return clock.totals()
 
 
 def main() -> None:
@@ -88,10 +83,13 @@ def main() -> None:
     parser.add_argument("--max-bytes", type=int, default=None, help="the draw's byte budget [default: the profile's]")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    max_bytes = args.max_bytes or get_profile(args.profile).max_bytes
+    try:
+        (configs,) = batch_config_sets(args.device, args.configs)
+    except InvalidArgument as exc:
+        parser.error(str(exc))
     need = max(size * args.repeats for size in args.sizes)
     programs = draw_programs(min(need, get_profile(args.profile).draw_batch), args.device, args.profile,
-                             max_bytes, args.configs, args.seed)
+                             args.max_bytes, configs, args.seed)
     compile_module(programs[:1], args.device)  # untimed: a process's first compile warms its caches
     baseline = None
     for size in args.sizes:

@@ -130,15 +130,16 @@ def past_crossing(draw, program: Program, cap: int, max_bytes: int | None) -> di
     """A runtime shape past one of the crossings the program reaches within ``max_bytes``,
     anywhere between the least size past it and the largest that fits (its ends and the powers
     of two between biased for), the other dims drawn as ``runtime_shapes`` draws them (the big
-    ones are not drawn: they grow together to the size drawn here); a ``runtime_shapes`` shape
-    where none fits. Most of a large program's runs come from here: a run costs far less than a compile,
-    and a bug past 2**31 may need an odd size, or a particular one, to show."""
+    ones are not drawn: they grow together to the size drawn here); where none fits, a shape
+    drawn as ``runtime_shapes`` draws it. Most of a large program's runs come from here: a run
+    costs far less than a compile, and a bug past 2**31 may need an odd size, or a particular
+    one, to show."""
     small = [d for d in program.dims if not is_big(d)]
     base = {**{d.name: d.min for d in program.dims}, **draw(_sizes(small, cap, large=True))}
     growth = _Growth(program, base)
     spans = growth.spans(max_bytes)
-    if not spans:
-        return draw(runtime_shapes(program, cap, max_bytes, large=True))
+    if not spans:  # the big dims drawn too, as runtime_shapes would (the small ones already are)
+        return _fit(program, {**base, **draw(_sizes(growth.big, cap, large=True))}, max_bytes)
     lo, hi = draw(st.sampled_from(spans))
     ends = _boundaries(lo, hi)
     return growth.at(draw(st.one_of(st.sampled_from(ends), st.integers(lo, hi))))
