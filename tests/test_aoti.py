@@ -65,6 +65,18 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
     assert clean.returncode == 0, clean.stdout + clean.stderr[-2000:]
 
 
+def test_a_compiled_cast_that_rounds_the_other_way_is_no_finding():
+    """README's CPU campaign (seed 0, torch 2.13) reported this 6-op program: baddbmm, mul, a
+    cast to fp16, sin. AOTI's float32 value of one element landed on the other side of an fp16
+    rounding boundary, and sin carried the unit of the cast's magnitude (near 5) into an output
+    near 0.2. Against a reference that rounds at the cast as eager does, ``check`` FAILS it
+    (1 wrong element); against the wide reference (``oracle.reference_outputs``) it passes."""
+    data = os.path.join(os.path.dirname(__file__), "data", "false-alarm-cast-rounding-flip.json")
+    result = CliRunner().invoke(main, ["check", data], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "passes" in result.output
+
+
 @pytest.mark.gpu
 def test_cuda_canary_campaign(tmp_path):
     db = str(tmp_path / "c.db")

@@ -2,7 +2,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from fuzzaoti.check.oracle import compare_outputs
+from fuzzaoti.check.oracle import compare_outputs, reference_outputs
 
 
 def _bmm_case(dtype):
@@ -67,6 +67,52 @@ def test_error_carried_through_a_reduction_into_sin_is_not_reported():
     wrong = other_order.clone()
     wrong[7] = eager[8]
     assert compare_outputs([wrong], [eager], [reference])["wrong"] == 1
+
+
+class _CastThenSin(torch.nn.Module):
+    """The program of a false alarm README's CPU campaign (seed 0) reported: a float32 value
+    near 5, cast to fp16, then sin (outputs near 0.2)."""
+
+    def forward(self, t):
+        return (torch.sin((t * 1.0).to(torch.float16)),)
+
+
+def _near_fp16_midpoints(n=4096):
+    """float32 values a hair either side of the midpoint between neighbouring fp16 values in
+    [4, 8) (fp16's unit there is 2**-8): each rounds to fp16 one way, and a kernel whose float32
+    value is a few float32 units off (an FMA, another order) can round it the other way."""
+    g = torch.Generator().manual_seed(5)
+    low = (4 + torch.randint(0, 4 * 256, (n,), generator=g).double() / 256)
+    mid = low + 2.0**-9
+    side = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0)
+    return (mid + side * 2.0**-20).float(), (mid - side * 2.0**-20).float()
+
+
+def test_the_reference_keeps_full_precision_through_a_float_cast():
+    t, _ = _near_fp16_midpoints(8)
+    (reference,) = reference_outputs(_CastThenSin(), [t])
+    assert reference.dtype == torch.float64
+    assert torch.equal(reference, torch.sin(t.double()))  # not sin of the fp16-rounded value
+    ints = torch.arange(6)
+    assert torch.equal(reference_outputs(lambda x: (x.to(torch.int8) * 2,), [ints])[0], ints.to(torch.int8) * 2)
+
+
+def test_a_kernel_that_rounds_the_other_way_at_a_cast_is_not_reported():
+    # eager rounds each value to its fp16 neighbour; the "kernel" got float32 values on the
+    # other side of the midpoint and rounds to the other neighbour: sin's outputs (magnitudes
+    # below 1) differ by up to 2**-8 = 0.0039. A reference that rounded as eager did (the model
+    # run on float64 inputs, its cast kept) calls that wrong; the wide reference does not
+    model = _CastThenSin()
+    t, flipped = _near_fp16_midpoints()
+    (eager,), (actual,) = model(t), model(flipped)
+    assert (t.half() != flipped.half()).all()  # every value rounds the other way
+    eps = torch.finfo(torch.float16).eps
+    rounded_reference = model(t.double())
+    assert compare_outputs([actual], [eager], rounded_reference, min_eps=eps) is not None
+    assert compare_outputs([actual], [eager], reference_outputs(model, [t]), min_eps=eps) is None
+    # a wrong value (another element's) is still wrong against the wide reference
+    shifted = actual.roll(1)
+    assert compare_outputs([shifted], [eager], reference_outputs(model, [t]), min_eps=eps) is not None
 
 
 def test_a_wrong_element_past_a_chunk_boundary_is_first_and_worst_with_its_index(monkeypatch):

@@ -137,10 +137,6 @@ WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype 
 RUNS = json.loads("""{runs}""")
 
 
-def upcast(tensor):
-    return tensor.double() if tensor.dtype.is_floating_point else tensor
-
-
 def main():
     model = Repro()
     example = tuple(make_inputs(EXPORT_INPUTS, 0, DEVICE))
@@ -153,7 +149,7 @@ def main():
         inputs = make_inputs(run["specs"], run["seed"], DEVICE)
         with torch.no_grad():
             eager = list(model(*inputs))
-            reference = list(model(*[upcast(t) for t in inputs]))
+            reference = reference_outputs(model, inputs)
             poison_like(eager)  # no stale eager output where the compiled outputs go
             actual = list(compiled(*inputs))
         verdict = compare_outputs(actual, eager, reference, min_eps=WORKING_EPS)

@@ -24,17 +24,11 @@ from fuzzaoti.workers import blame
 from fuzzaoti.workers.protocol import BatchResult, Job
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
-from fuzzaoti.check.oracle import compare_outputs, poison_like
+from fuzzaoti.check.oracle import compare_outputs, poison_like, reference_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
 Progress = Callable[[str], None]
-
-
-def _upcast(t, dtype: str = "float64"):
-    import torch
-
-    return t.to(getattr(torch, dtype)) if t.dtype.is_floating_point else t
 
 
 class _StageClock:
@@ -110,7 +104,7 @@ class _Member:
         ref_dtype = reference_dtype(self.program, env, self.max_bytes)
         with torch.no_grad():
             eager = list(self.model(*inputs))
-            reference = eager if ref_dtype is None else list(self.model(*[_upcast(t, ref_dtype) for t in inputs]))
+            reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
         return inputs, eager, reference
 
     def run_eager(self, device: str) -> None:
