@@ -83,6 +83,9 @@ def main() -> None:
     parser.add_argument("--max-bytes", type=int, default=None, help="the draw's byte budget [default: the profile's]")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    from fuzzaoti import compat
+
+    compat.set_default_cxx()  # compiles in this process: the workers' compiler (g++ 13 on the H200 node segfaults)
     try:
         (configs,) = batch_config_sets(args.device, args.configs)
     except InvalidArgument as exc:
