@@ -35,7 +35,7 @@ from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_trigge
 from fuzzaoti.model.case import Case
 from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, get_profile
 from fuzzaoti.findings.follow_up import FollowUps, deferred
-from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu
+from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu, wants_standby
 from fuzzaoti.workers.worker import WorkerConfig
 
 
@@ -113,6 +113,7 @@ class Campaign:
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes),
             workers=workers,
             worker_env=(lambda k: pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
+            standby=wants_standby(s.device),
         )
         self.follow_ups = FollowUps(self.corpus, pool.check, lambda: pool.stats.mean_compile_s,
                                     s.shrink_minutes * 60, s.triage and s.backend == "aoti", self.echo)
@@ -378,4 +379,4 @@ class Campaign:
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f", not yet shrunk or triaged: {json.dumps(waiting)} ('fuzzaoti shrink ID', "
                    "'fuzzaoti triage ID')" if waiting else "")
-                + (f"; {self.pool.stats.describe()}" if self.pool is not None else ""))
+                + (f"; {self.pool.describe()}" if self.pool is not None else ""))

@@ -16,6 +16,7 @@
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
 #           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU (e.g. --configs default: like with like)
 #           bash scripts/gpu_check.sh compile-bench [OPTIONS]  scripts/bench_compile.py on the GPU (default: large, sizes 1 4 16 32)
+#           bash scripts/gpu_check.sh restart-bench [CRASHES]  scripts/bench_restart.py: a worker's cold replacement against a warm standby
 #           bash scripts/gpu_check.sh canary-report     a 5-op canary failure: shrink, report, its repro with/without
 # Logs and the corpus go under $OUT (the device tool brings them back).
 set -uo pipefail
@@ -42,6 +43,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import importlib.metadata, torch, hypothesis, click, sqlite_utils; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'hypothesis', hypothesis.__version__, 'click', importlib.metadata.version('click'))"
 DB=$OUT/gpu.db
 cd /tmp  # import the installed wheel, not the checkout (its package dirs are mapped at install)
+seconds_of() { python3 -c "import sys; print(int(float(sys.argv[1]) * 60) + int(sys.argv[2]))" "$1" "$2"; }  # MINUTES (5.5 too) + S
 step() { echo "== $*"; local t=$SECONDS; "$@"; local rc=$?; echo "== rc=$rc in $((SECONDS - t)) s"; return $rc; }
 campaigns() {
     python3 -c "
@@ -131,7 +133,7 @@ acceptance)
     T0=$SECONDS
     bash "$REPO/scripts/gpu_check.sh" background "$MINUTES" "${3:-3}"
     [ $# -gt 3 ] && { shift 3; bash "$REPO/scripts/gpu_check.sh" pytest "$@" 2>&1 | grep -v "FutureWarning\|cls.__new__" | tail -30; }
-    END_S=$((MINUTES * 60 + 75)); [ "$END_S" -gt 520 ] && END_S=520
+    END_S=$(seconds_of "$MINUTES" 75); [ "$END_S" -gt 520 ] && END_S=520
     WAIT_S=$((END_S - (SECONDS - T0))) bash "$REPO/scripts/gpu_check.sh" collect
     exit 0
     ;;
@@ -213,10 +215,13 @@ compile-bench)
     [ $# -gt 0 ] || set -- --profile large --sizes 1 4 16 32
     step timeout 580 python3 "$REPO/scripts/bench_compile.py" --device cuda "$@" 2>&1 | grep -v "FutureWarning\|cls.__new__"
     ;;
+restart-bench)
+    step timeout 580 python3 "$REPO/scripts/bench_restart.py" --device cuda --crashes "${2:-3}" 2>&1 | grep -v "FutureWarning\|cls.__new__"
+    ;;
 large)
     # the large profile: batches past 65535, stride-0 index spaces past 2**31 and 2**32 elements
     MINUTES=${2:-5}
-    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --profile large \
+    step timeout "$(seconds_of "$MINUTES" 90)" fuzzaoti fuzz --device cuda --profile large \
         --minutes "$MINUTES" --corpus "$DB" --seed "${3:-2}" 2>&1 | tee "$OUT/large.log" | grep -v "FutureWarning\|cls.__new__"
     step fuzzaoti list --corpus "$DB"
     findings_and_repros "$DB"
@@ -224,7 +229,7 @@ large)
 campaign)
     MINUTES=${2:-5}
     shift $(( $# < 2 ? $# : 2 ))  # the rest are extra 'fuzzaoti fuzz' options (--shrink-minutes 0 --no-triage ...)
-    step timeout $((MINUTES * 60 + 90)) fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1 "$@"
+    step timeout "$(seconds_of "$MINUTES" 90)" fuzzaoti fuzz --device cuda --minutes "$MINUTES" --corpus "$DB" --seed 1 "$@"
     step fuzzaoti list --corpus "$DB"
     ;;
 esac

@@ -1,4 +1,4 @@
-"""The benchmark scripts: bench_compile.py on real compiles; bench_throughput.py's report, every
+"""The benchmark scripts: bench_compile.py and bench_restart.py on real compiles; bench_throughput.py's report, every
 line it prints for both profiles, from arms of made-up counts (its measurements need minutes of
 real compiles; its arithmetic does not), and its naive arm."""
 
@@ -51,8 +51,21 @@ def test_the_compile_bench_times_real_modules_of_each_size(monkeypatch, capsys):
     # the measurement the large profile's batch ceiling rests on (strategies._profiles)
     bench = _bench("bench_compile")
     monkeypatch.setattr(sys, "argv", ["bench_compile.py", "--profile", "small", "--sizes", "1", "3", "--repeats", "1"])
+    # it compiles in its own process: with the workers' compiler (on the H100 node it ran g++ 13
+    # and segfaulted loading its first module)
+    monkeypatch.setenv("FUZZAOTI_CXX", "g++")
+    monkeypatch.setenv("CXX", "not-this-one")
     bench.main()
+    assert os.environ["CXX"] == "g++"
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0].strip() for line in lines if "a module" in line] == \
         ["1 programs a module", "3 programs a module"], lines
     assert all("compile" in line for line in lines if line.startswith("  ")), lines  # each stage timed
+
+
+@pytest.mark.aoti
+def test_the_restart_bench_replaces_a_crashed_worker_by_its_warm_standby():
+    # the arm with a standby must time a warm replacement, or its ratio says nothing
+    bench = _bench("bench_restart")
+    seconds, warm = bench.arm("cpu", 1, standby=True)
+    assert len(seconds) == 1 and seconds[0] > 0 and warm == 1

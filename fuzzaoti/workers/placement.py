@@ -36,6 +36,16 @@ def default_workers(device: str, gpus: str | None) -> int:
     return n_gpus * min(3, max(1, cores_per_gpu // 5))
 
 
+def wants_standby(device: str) -> bool:
+    """Whether a campaign keeps a warm spare worker per GPU (``workers.standby``): on cuda,
+    where a worker is retired after every illegal memory access and wrong value (5 times in a
+    5-minute H100 large campaign, each new process's compiles then running 40 to 60 s); not on
+    the CPU, where a worker is lost only to a crash, its cold start costs about 5 s
+    (``scripts/bench_restart.py``: 10.4 s against 5.4 s), and a spare warming would take one of
+    its two cores from the worker."""
+    return device == "cuda"
+
+
 def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
     """The byte budget of one checked run: the profile's, except for the large profile on cuda:
     the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""

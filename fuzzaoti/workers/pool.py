@@ -26,6 +26,7 @@ from fuzzaoti.check.outcome import Outcome, fatal_for_process
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.protocol import Job
+from fuzzaoti.workers.standby import Standbys
 from fuzzaoti.workers.worker import Worker, WorkerConfig
 
 
@@ -144,9 +145,11 @@ class WorkerPool:
     ``check`` (shrinking, triage, replay) jumps the queue and waits."""
 
     def __init__(self, config: WorkerConfig, workers: int = 1,
-                 worker_env: Callable[[int], dict[str, str]] | None = None):
+                 worker_env: Callable[[int], dict[str, str]] | None = None, standby: bool = False):
         extra_env = worker_env or (lambda k: {})
-        self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())))
+        # standby: a warm spare process per worker environment replaces a retired worker
+        self.standbys = Standbys(Worker) if standby else None
+        self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())), self.standbys)
                         for k in range(max(1, workers))]
         self.stats = PoolStats()
         self._stats_lock = threading.Lock()  # workers' threads add to the stats
@@ -174,6 +177,8 @@ class WorkerPool:
             self._state.notify_all()
         for w in self.workers:
             w.close()
+        if self.standbys is not None:
+            self.standbys.close()
         for t in self._threads:
             t.join(timeout=10)
 
@@ -256,6 +261,12 @@ class WorkerPool:
                 if batch.open_groups == 0:
                     batch._done.set()
                 self._state.notify_all()
+
+    def describe(self) -> str:
+        """What the pool's time went to (``PoolStats``), after its worker restarts and how many
+        of them a warm standby served."""
+        warm = f", {self.standbys.handed_out} of them by a warm standby" if self.standbys is not None else ""
+        return f"{self.restarts} worker restarts{warm}; {self.stats.describe()}"
 
     def describe_workers(self) -> str:
         """Per worker (its GPU on cuda): programs checked and restarts, for progress lines."""

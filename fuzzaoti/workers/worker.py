@@ -81,9 +81,11 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
 class Worker:
     """One worker process and the parent's side of its pipe."""
 
-    def __init__(self, config: WorkerConfig):
+    def __init__(self, config: WorkerConfig, standbys=None):
         self.config = config
+        self.standbys = standbys  # a pool's ``standby.Standbys``: replacements started and warmed ahead
         self.process = None
+        self.closed = False  # closed for good: no process is started again
         self.restarts = -1  # the first start is not a restart
         self.stage: str | None = None  # what it is doing now (None: idle), for progress lines...
         self.stage_since = 0.0  # ...and since when (monotonic)
@@ -92,11 +94,29 @@ class Worker:
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
+        """Start the process: a warm standby's when the pool keeps one, else a new one."""
+        spare = self.standbys.take(self.config) if self.standbys is not None else None
+        if spare is not None:
+            self._adopt(spare)
+            return
         self.launch()
         self.wait_ready()
 
+    def _adopt(self, spare: Worker) -> None:
+        """Take over ``spare``'s started process (and its stderr file)."""
+        self.kill()
+        try:
+            os.unlink(self.stderr_path)
+        except OSError:
+            pass
+        self.process, self._buffer, self.stderr_path = spare.process, spare._buffer, spare.stderr_path
+        spare.process, spare.closed = None, True
+        self.restarts += 1
+
     def launch(self) -> None:
         """Spawn the process without waiting for it: a pool starts all its workers at once."""
+        if self.closed:
+            raise WorkerDied("the worker is closed")
         config = json.dumps(asdict(self.config))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "fuzzaoti.workers.worker", config, self.stderr_path],
@@ -127,6 +147,7 @@ class Worker:
         self.process = None
 
     def close(self) -> None:
+        self.closed = True
         if self.alive():
             try:
                 self.process.stdin.close()
@@ -152,6 +173,8 @@ class Worker:
             return self._await_result(offset, started)
         finally:
             self.stage = None
+            if self.standbys is not None:  # from the first batch on, a warm replacement waits
+                self.standbys.refill(self.config)
 
     def _await_result(self, offset: int, started: float) -> BatchResult:
         stage = "eager"
