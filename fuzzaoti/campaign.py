@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -20,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FailedHealthCheck
 
 from fuzzaoti import compat
-from fuzzaoti.campaign_settings import CampaignSettings, Counts
+from fuzzaoti.campaign_settings import CampaignSettings, Counts, Mark
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.launch.shards import in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
@@ -69,8 +69,8 @@ class Campaign:
         self.campaign_id: int | None = resume_id
         self.last_echo = 0.0
         self.progress_every = PROGRESS_EVERY_S
-        self.programs_before = 0
-        self.timeline: list[tuple[float, int]] = []  # (seconds since start, programs this run) after each batch
+        self.before = Counts()  # the counts this run started from (a resumed campaign's are not 0)
+        self.timeline: list[Mark] = []  # after each batch
         self.versions: dict = {}
         self.known = KnownList.load(corpus.path, settings_.known_file)
         self.pool: WorkerPool | None = None  # while running: per-worker progress and the pool's stats
@@ -127,7 +127,7 @@ class Campaign:
                 s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
         self._load_quarantine()
         self.started = time.monotonic()
-        self.programs_before = self.counts.programs
+        self.before = replace(self.counts)
         status = "interrupted"
         self.echo(f"campaign {self.campaign_id}{' resumed' if resumed else ''}: {s.backend} on {s.device}, "
                   f"{s.minutes:g} min, seed {s.seed}{', canary ' + s.canary if s.canary else ''}"
@@ -270,7 +270,7 @@ class Campaign:
         c = self.counts
         c.batches += 1
         c.programs += len(drawn)
-        self.timeline.append((time.monotonic() - self.started, c.programs - self.programs_before))
+        done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
         for case, outcome in zip(drawn, outcomes):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
@@ -284,6 +284,8 @@ class Campaign:
                 c.failures += 1
                 self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
+        self.timeline.append(Mark(done_at, c.programs - self.before.programs,
+                                  c.programs_large - self.before.programs_large, c.runs_large - self.before.runs_large))
         self.corpus.update_campaign(self.campaign_id, c.stored())
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
@@ -348,7 +350,7 @@ class Campaign:
         """The progress line; with each worker's programs, restarts and stage where there are
         several, on a GPU, or when ``workers`` (a batch that takes long)."""
         c, elapsed = self.counts, time.monotonic() - self.started
-        rate = (c.programs - self.programs_before) / max(elapsed / 60, 1e-9)
+        rate = (c.programs - self.before.programs) / max(elapsed / 60, 1e-9)
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
                 f"({rate:.1f}/min), {c.runs_checked} shapes checked{self._large_note()}, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "

@@ -1,5 +1,5 @@
 """A campaign's settings (what ``fuzzaoti fuzz`` was asked, stored with the campaign so that
-``--resume`` carries on alike) and its counts (stored after every batch).
+``--resume`` carries on alike), its counts (stored after every batch) and its timeline.
 
 The settings check themselves when built: each flag a campaign cannot honour fails here,
 before a corpus is opened, so a bad flag leaves no empty corpus behind.
@@ -8,6 +8,7 @@ before a corpus is opened, so a bad flag leaves no empty corpus behind.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 from fuzzaoti.launch.shards import check_shard
@@ -65,3 +66,15 @@ class Counts:
 
     def stored(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed")}
+
+
+class Mark(NamedTuple):
+    """Where a campaign stood after one of its batches: seconds since this run started, and
+    what this run had checked by then (a resumed campaign's earlier runs not counted). The
+    first mark ends the cold start, which ``scripts/bench_throughput.py`` reports apart."""
+
+    seconds: float
+    programs: int
+    programs_large: int
+    runs_large: int
+

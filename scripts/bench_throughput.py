@@ -49,6 +49,8 @@ class Arm:
     seconds: float
     warm_programs: int = 0  # checked by the end of the cold start
     warm_at: float = 0.0
+    warm_large_programs: int = 0  # large programs and runs checked by then
+    warm_large_runs: int = 0
     set_aside: int = 0
     large_programs: int = 0  # checked at one run past a crossing at least (fuzzaoti.model.scale)
     large_runs: int = 0  # runs checked past a crossing
@@ -73,7 +75,11 @@ class Arm:
         return 60 * count / max(self.seconds, 1e-9)
 
     def warm_per_minute(self) -> float:
-        return 60 * (self.programs - self.warm_programs) / max(self.seconds - self.warm_at, 1e-9)
+        return self.warm_rate(self.programs, self.warm_programs)
+
+    def warm_rate(self, count: int, by_warm: int) -> float:
+        """``count`` per minute after the cold start, of which ``by_warm`` were checked in it."""
+        return 60 * (count - by_warm) / max(self.seconds - self.warm_at, 1e-9)
 
 
 def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profile: str = "small",
@@ -111,6 +117,7 @@ def naive(minutes: float, device: str, seed: int, config_sets: list[dict], profi
         arm.programs += 1
         if arm.programs == 1:
             arm.warm_programs, arm.warm_at = 1, time.monotonic() - started
+            arm.warm_large_programs, arm.warm_large_runs = arm.large_programs, arm.large_runs
 
     try:
         one()
@@ -135,9 +142,12 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
                                                      profile=profile, max_bytes=max_bytes),
                             echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True))
         counts = campaign.run()
-    warm_at, warm_programs = campaign.timeline[0] if campaign.timeline else (0.0, 0)
-    arm = Arm(counts.programs, time.monotonic() - started, warm_programs, warm_at, counts.quarantined,
-              counts.programs_large, counts.runs_large)
+    from fuzzaoti.campaign_settings import Mark
+
+    warm = campaign.timeline[0] if campaign.timeline else Mark(0.0, 0, 0, 0)
+    arm = Arm(counts.programs, time.monotonic() - started, warm_programs=warm.programs, warm_at=warm.seconds,
+              warm_large_programs=warm.programs_large, warm_large_runs=warm.runs_large, set_aside=counts.quarantined,
+              large_programs=counts.programs_large, large_runs=counts.runs_large)
     stats = campaign.pool.stats
     arm.compiles, arm.restarts = stats.compiles, campaign.pool.restarts
     for label, seconds in stats.configs_s.items():  # wall seconds: worker-seconds over the workers
@@ -256,6 +266,10 @@ def report(base: Arm, fuzz: Arm, args: argparse.Namespace, workers: int) -> None
               f"runs/min ({fuzz.large_programs} programs, {fuzz.large_runs} runs; {fuzz.compiles} compiles, "
               f"{fuzz.programs / max(fuzz.compiles, 1):.1f} programs a compile; {fuzz.restarts} worker restarts)",
               flush=True)
+        print(f"large after the cold start: naive {base.warm_rate(base.large_programs, base.warm_large_programs):.1f} "
+              f"programs and {base.warm_rate(base.large_runs, base.warm_large_runs):.1f} runs/min; fuzzaoti "
+              f"{fuzz.warm_rate(fuzz.large_programs, fuzz.warm_large_programs):.1f} programs and "
+              f"{fuzz.warm_rate(fuzz.large_runs, fuzz.warm_large_runs):.1f} runs/min", flush=True)
 
 
 if __name__ == "__main__":

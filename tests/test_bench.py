@@ -23,13 +23,18 @@ def test_the_large_report_gives_large_programs_and_runs_per_minute(capsys):
     # the H200's first large-profile bench (2026-12-04) died here, after both arms had run
     bench = _bench()
     base = bench.Arm(programs=1, seconds=87.0)
-    fuzz = bench.Arm(programs=6, seconds=150.0, large_programs=3, large_runs=10, compiles=4, restarts=2)
+    fuzz = bench.Arm(programs=6, seconds=150.0, large_programs=3, large_runs=10, compiles=4, restarts=2,
+                     warm_programs=2, warm_at=90.0, warm_large_programs=1, warm_large_runs=4)
     args = argparse.Namespace(device="cuda", configs=None, batch_size=None, minutes=1.0, profile="large",
                               quarantine_rate=0.05)
     bench.report(base, fuzz, args, 3)
     out = capsys.readouterr().out
     assert "fuzzaoti 1.2 programs and 4.0 runs/min (3 programs, 10 runs; 4 compiles, 1.5 programs a compile; " \
         "2 worker restarts)" in out
+    # a short arm's cold start (its first batch) weighs on the raw rates: 2 programs and 6 runs
+    # checked in the 60 s after it
+    assert "large after the cold start: naive 0.0 programs and 0.0 runs/min; fuzzaoti 2.0 programs and " \
+        "6.0 runs/min" in out
     bench.report(base, fuzz, argparse.Namespace(**{**vars(args), "profile": "small"}), 3)
     assert "large (" not in capsys.readouterr().out
 

@@ -227,3 +227,19 @@ def test_a_batch_hypothesis_cannot_draw_is_a_clear_error_not_a_stall(tmp_path):
             campaign.run()
         (row,) = corpus.campaigns()
     assert row["status"] == "interrupted"
+
+
+def test_the_timeline_marks_what_each_batch_left_checked(tmp_path):
+    # bench_throughput's rates after the cold start come from the first mark
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", profile="large", batch_size=4, max_batches=2,
+                                                     max_bytes=16_000_000, shrink_minutes=0), echo=lambda line: None)
+        counts = campaign.run()
+    first, last = campaign.timeline[0], campaign.timeline[-1]
+    assert len(campaign.timeline) == 2 and 0 < first.seconds <= last.seconds
+    assert first.programs == 4 and 0 <= first.programs_large <= first.programs
+    assert last.runs_large > first.runs_large  # (stride-0 views cross 2**31 elements in 16 MB)
+    assert (last.programs, last.programs_large, last.runs_large) == \
+        (counts.programs, counts.programs_large, counts.runs_large)
