@@ -56,6 +56,20 @@ def test_a_crashed_worker_is_replaced_by_the_warm_standby(bmm_index_program, fak
         pool.close()
 
 
+def test_taking_the_spare_starts_the_next_one_at_once():
+    # not only after the next batch: two workers retired close together would find none
+    pool = WorkerPool(WorkerConfig(backend="fake"), standby=True)
+    try:
+        pool.check([Case(WARM_UP, (((("d0", 3),), 0),))])
+        _warm_spare(pool)
+        worker = pool.workers[0]
+        worker.kill()
+        worker.start()
+        assert pool.standbys.handed_out == 1 and worker.config in pool.standbys._spares
+    finally:
+        pool.close()
+
+
 def test_a_spare_that_fails_its_warm_up_is_not_used(fake_fault):
     # the warm-up program's own op crashes: every spare dies warming, and the slot starts cold
     fake_fault("affine:crash")

@@ -98,6 +98,7 @@ class Worker:
         spare = self.standbys.take(self.config) if self.standbys is not None else None
         if spare is not None:
             self._adopt(spare)
+            self.standbys.refill(self.config)  # the next spare warms while this one works
             return
         self.launch()
         self.wait_ready()
