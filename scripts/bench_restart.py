@@ -65,8 +65,7 @@ def arm(device: str, crashes: int, standby: bool) -> tuple[list[float], int]:
         assert first.passed, first.message
         for _ in range(crashes):
             if standby:  # a campaign's spare warms while the other workers compile
-                for spare in list(pool.standbys._spares.values()):
-                    spare.thread.join()
+                pool.standbys.settle()
             (crashed,) = pool.check([crashing_case()])
             if crashed.symptom not in ("crash", "illegal_memory_access"):
                 raise SystemExit(f"the crashing program did not crash: {crashed.symptom} {crashed.message[:200]}")

@@ -76,6 +76,13 @@ class Standbys:
                 return
             self._spares[config] = _Spare(self._make_worker(config))
 
+    def settle(self) -> None:
+        """Wait until every spare has started and warmed (or failed to): for benchmarks."""
+        with self._lock:
+            spares = list(self._spares.values())
+        for spare in spares:
+            spare.thread.join()
+
     def take(self, config):
         """A started, warmed worker for ``config``, or None (none was made, or it failed to
         warm). One still warming is waited for: it began before a cold start would."""
