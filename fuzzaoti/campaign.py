@@ -265,7 +265,7 @@ class Campaign:
         self.last_done = time.monotonic()
         # its worker time, spread over the workers: its span from submit to done also holds
         # the wait behind the batch queued before it
-        self.batching.of(flight.configs).update(flight.batch.worker_s / len(pool.workers), flight.batch.troubled,
+        self.batching.of(flight.configs).update(flight.batch.worker_s / len(pool.workers), flight.batch.blind,
                                                 checked=len(drawn), size=flight.size)
         c = self.counts
         c.batches += 1

@@ -120,7 +120,8 @@ def test_batches_queued_back_to_back_each_get_their_own_outcomes(bmm_index_progr
         assert [o.symptom for o in urgent] == ["exception"]
         assert [o.symptom for o in first.outcomes()] == ["pass", "pass", "exception", "pass"]
         assert [o.symptom for o in second.outcomes()] == ["pass"] * 3
-        assert first.troubled and not second.troubled  # the first was bisected
+        assert first.troubled and not second.troubled  # the first was bisected...
+        assert first.blind and not second.blind  # ...blind: the fault names no member
         assert first.worker_s > 0 and second.worker_s > 0 and pool.stats.batches == 3
     finally:
         pool.close()
@@ -147,7 +148,9 @@ def test_a_member_pinned_by_a_run_probe_is_checked_alone_without_a_bisection(fak
     fake_fault("abs:raise-large")  # abs raises at m = 70 (fake.LARGE), not at its example
     pool = WorkerPool(WorkerConfig(backend="fake"))
     try:
-        outcomes = pool.check([case("relu"), case("abs"), case("neg")])
+        batch = pool.submit([case("relu"), case("abs"), case("neg")])
+        outcomes = batch.outcomes()
+        assert batch.troubled and not batch.blind  # split, but pinned: no reason to halve the batch
         assert [o.symptom for o in outcomes] == ["pass", "exception", "pass"]
         assert outcomes[1].env == {"m": 70} and [o.runs_checked for o in (outcomes[0], outcomes[2])] == [2, 2]
         # the batch, then the pinned member alone: two compiles, no bisection
@@ -157,14 +160,30 @@ def test_a_member_pinned_by_a_run_probe_is_checked_alone_without_a_bisection(fak
         pool.close()
 
 
-def test_a_gpu_worker_retired_for_a_wrong_value_is_no_trouble_to_halve_the_batch_for():
+def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
+    # the batch size halves for a blind bisection alone (batch_size.py): a named suspect, or a
+    # GPU worker retired after a wrong value, costs the same whatever the batch's size
     from fuzzaoti.check.outcome import Outcome
-    from fuzzaoti.workers.pool import lost_to_trouble
+    from fuzzaoti.workers.protocol import BatchResult
 
+    class Stub:  # a worker that answers with a given result
+        config = WorkerConfig(device="cuda", backend="fake")
+
+        def __init__(self, result):
+            self.result = result
+
+        def check(self, job):
+            return self.result
+
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    cases = [_innocent()] * 3
+    ima = Outcome("run", "illegal_memory_access", "CUDA error: an illegal memory access was encountered")
     wrong, passed = Outcome("compare", "mismatch", "1 of 8 wrong"), Outcome("done", "pass")
-    crashed = Outcome("run", "illegal_memory_access", "CUDA error")
-    assert not lost_to_trouble(False, [passed, wrong], "cuda")  # retired by design: one restart
-    assert lost_to_trouble(False, [wrong, crashed], "cuda")  # a poisoned context as well
-    assert lost_to_trouble(False, [passed, passed], "cuda")  # died with nothing to show why
-    assert lost_to_trouble(False, None, "cpu")  # the group failed as a whole
-    assert not lost_to_trouble(True, [crashed], "cuda")  # still alive: nothing lost
+    named = pool._attempt(Stub(BatchResult(batch=ima, suspect=1)), cases, None, False)
+    assert (named[0], named[1], named[3]) == (None, [[1], [0, 2]], False)
+    unnamed = pool._attempt(Stub(BatchResult(batch=ima)), cases, None, False)
+    assert (unnamed[1], unnamed[3]) == ([[0], [1, 2]], True)
+    retired = pool._attempt(Stub(BatchResult(cases=(passed, wrong, passed))), cases, None, False)
+    assert (retired[1], retired[3]) == ([], False)
+    alone = pool._attempt(Stub(BatchResult(batch=ima)), cases[:1], None, True)
+    assert (alone[0][0].symptom, alone[1], alone[3]) == ("illegal_memory_access", [], False)

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
-from fuzzaoti.check.outcome import Outcome, fatal_for_process
+from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.protocol import Job
@@ -98,7 +98,8 @@ class Submitted:
         self.results: list[Outcome | None] = [None] * len(self.cases)
         self.open_groups = 0
         self.worker_s = 0.0
-        self.troubled = False  # a group failed as a whole (bisected) or its worker died
+        self.troubled = False  # a group was split: bisected, or its suspect or pinned members checked apart
+        self.blind = False  # a group's failure was pinned on no member: split in halves (``_attempt``)
         self.cancelled = False  # its groups still queued are dropped (a campaign at its deadline)
         self.error: BaseException | None = None
         self._done = threading.Event()
@@ -238,8 +239,8 @@ class WorkerPool:
                         batch._done.set()
                 continue
             try:
-                outcomes, parts, seconds = self._attempt(worker, [batch.cases[i] for i in indices], batch.backend,
-                                                         group.bisecting)
+                outcomes, parts, seconds, blind = self._attempt(worker, [batch.cases[i] for i in indices],
+                                                                batch.backend, group.bisecting)
             except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
                 with self._state:
                     batch.error = exc
@@ -247,7 +248,8 @@ class WorkerPool:
                 continue
             with self._state:
                 batch.worker_s += seconds
-                batch.troubled |= bool(parts) or lost_to_trouble(worker.alive(), outcomes, worker.config.device)
+                batch.troubled |= bool(parts)
+                batch.blind |= blind
                 if outcomes is not None:
                     for index, outcome in zip(indices, outcomes):
                         if outcome is not None:
@@ -279,11 +281,13 @@ class WorkerPool:
         return "; ".join(parts)
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,
-                 bisecting: bool) -> tuple[list[Outcome | None] | None, list[list[int]], float]:
+                 bisecting: bool) -> tuple[list[Outcome | None] | None, list[list[int]], float, bool]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
         a whole, the parts to check next (the suspect alone and the rest, else two halves);
-        and the seconds it took. Members the worker pinned without failing the group have no
-        outcome yet (None) and a part of their own each."""
+        the seconds it took; and whether it was split blind, in halves (a bisection, whose
+        compiles grow with the group, where a named suspect costs two whatever its size).
+        Members the worker pinned without failing the group have no outcome yet (None) and a
+        part of their own each."""
         job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes)
         started = time.monotonic()
         result = worker.check(job)
@@ -296,35 +300,21 @@ class WorkerPool:
             if recheck:
                 with self._stats_lock:
                     self.stats.rechecks += len(recheck)
-            return outcomes, [[k] for k in recheck], seconds
+            return outcomes, [[k] for k in recheck], seconds, False
         if len(cases) == 1:
             outcome = result.batch
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
-            return [outcome], [], seconds
+            return [outcome], [], seconds, False
         with self._stats_lock:
             self.stats.bisections += 1
             self.stats.bisect_causes[signature(result.batch)[:160]] += 1
         suspect = result.suspect
         if suspect is not None and 0 <= suspect < len(cases):  # the failure named its member
-            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds
+            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds, False
         half = len(cases) // 2
-        return None, [list(range(half)), list(range(half, len(cases)))], seconds
-
-
-def lost_to_trouble(alive: bool, outcomes: Sequence[Outcome | None] | None, device: str) -> bool:
-    """Whether a group's worker was lost to trouble that a smaller batch would have spared:
-    a crash, a hang, a poisoned context (``fatal_for_process``).
-
-    A GPU worker retired after a wrong value only is not: that costs one restart, whatever the
-    batch size. In the large profile, where AOTI's int32 indexing of unbounded dims makes wrong
-    values common, halving the batch for each sent an H200 campaign's batches to the floor of 4,
-    split over 3 workers: 1.4 programs a compile, with compiles 79% of the worker time."""
-    if alive:
-        return False
-    fatal = [o for o in outcomes or () if o is not None and fatal_for_process(o.symptom, device)]
-    return not fatal or any(o.symptom != "mismatch" for o in fatal)
+        return None, [list(range(half)), list(range(half, len(cases)))], seconds, True
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
