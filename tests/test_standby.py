@@ -25,6 +25,14 @@ def _alive(pid: int) -> bool:
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
+def _innocent_relu():
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    program = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                      (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    return Case(program, (((("m", 4),), 0),))
+
+
 def _warm_spare(pool):
     """The pool's spare for its one worker, once warmed (its thread done)."""
     (spare,) = pool.standbys._spares.values()
@@ -82,6 +90,24 @@ def test_a_spare_that_fails_its_warm_up_is_not_used(fake_fault):
         (again,) = pool.check([Case(WARM_UP, (((("d0", 4),), 0),))])
         assert again.symptom == "crash"  # checked by a cold worker, not lost
         assert pool.restarts == 1 and pool.standbys.handed_out == 0
+    finally:
+        pool.close()
+
+
+def test_a_spare_whose_warm_up_hangs_is_given_up_not_waited_for(fake_fault):
+    import time
+
+    fake_fault("affine:hang")  # the warm-up program's run never returns
+    pool = WorkerPool(WorkerConfig(backend="fake"), standby=True)
+    try:
+        pool.check([_innocent_relu()])
+        config = pool.workers[0].config
+        (spare,) = pool.standbys._spares.values()
+        started = time.monotonic()
+        assert pool.standbys.take(config, wait_s=2) is None
+        assert time.monotonic() - started < 30  # not the 300 s run timeout
+        spare.thread.join(30)
+        assert not spare.worker.alive() and not spare.thread.is_alive()
     finally:
         pool.close()
 

@@ -39,6 +39,12 @@ def warm_up_job(config) -> Job:
     return Job(config.backend, config.device, (Case(WARM_UP, (((("d0", 5),), 0),)),), config.max_bytes)
 
 
+#: the longest a restarting worker waits for a spare still warming (a fresh H100 campaign's first
+#: batch, its cold starts included, took 106 s: a spare begun earlier is warm well before, unless
+#: its warm-up hangs)
+TAKE_WAIT_S = 120.0
+
+
 class _Spare:
     """A worker being started and warmed on its own thread."""
 
@@ -83,15 +89,17 @@ class Standbys:
         for spare in spares:
             spare.thread.join()
 
-    def take(self, config):
-        """A started, warmed worker for ``config``, or None (none was made, or it failed to
-        warm). One still warming is waited for: it began before a cold start would."""
+    def take(self, config, wait_s: float = TAKE_WAIT_S):
+        """A started, warmed worker for ``config``, or None (none was made, it failed to warm,
+        or it is still not warm after ``wait_s``: a warm-up that hangs must not hold a restart
+        for the compile timeout). One still warming is waited for: it began before a cold start
+        would."""
         with self._lock:
             spare = self._spares.pop(config, None)
         if spare is None:
             return None
-        spare.thread.join()
-        if not (spare.warmed and spare.worker.alive()):
+        spare.thread.join(wait_s)
+        if spare.thread.is_alive() or not (spare.warmed and spare.worker.alive()):
             spare.worker.close()
             return None
         with self._lock:
