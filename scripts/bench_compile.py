@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     from fuzzaoti import compat
 
-    compat.set_default_cxx()  # compiles in this process: the workers' compiler (g++ 13 on the H200 node segfaults)
+    compat.set_default_cxx()  # compiles in this process: the workers' compiler (the GPU image's g++ 13 segfaults)
     try:
         (configs,) = batch_config_sets(args.device, args.configs)
     except InvalidArgument as exc:

@@ -149,7 +149,7 @@ class WorkerPool:
                  worker_env: Callable[[int], dict[str, str]] | None = None, standby: bool = False):
         extra_env = worker_env or (lambda k: {})
         # standby: a warm spare process per worker environment replaces a retired worker
-        self.standbys = Standbys(Worker) if standby else None
+        self.standbys = Standbys() if standby else None
         self.workers = [Worker(replace(config, env=config.env + tuple(extra_env(k).items())), self.standbys)
                         for k in range(max(1, workers))]
         self.stats = PoolStats()

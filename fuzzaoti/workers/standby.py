@@ -23,6 +23,7 @@ import threading
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 from fuzzaoti.workers.protocol import Job
+from fuzzaoti.workers.worker import Worker
 
 #: what a standby compiles to warm itself: one pointwise op over a dynamic dim, which no canary
 #: patches (a canary that broke it would only cost the spare: the slot then starts cold)
@@ -68,8 +69,7 @@ class _Spare:
 class Standbys:
     """The spare workers of a pool, one per ``WorkerConfig``."""
 
-    def __init__(self, make_worker):
-        self._make_worker = make_worker  # config -> an unstarted Worker without standbys
+    def __init__(self):
         self._lock = threading.Lock()
         self._spares: dict = {}
         self._closed = False
@@ -80,7 +80,7 @@ class Standbys:
         with self._lock:
             if self._closed or config in self._spares:
                 return
-            self._spares[config] = _Spare(self._make_worker(config))
+            self._spares[config] = _Spare(Worker(config))  # a spare keeps no standbys of its own
 
     def settle(self) -> None:
         """Wait until every spare has started and warmed (or failed to): for benchmarks."""
