@@ -51,6 +51,25 @@ def test_the_naive_arm_compiles_and_checks_one_program_at_a_time():
     assert arm.programs_by_configs["default"] == 1 and arm.per_program("default") > 0
 
 
+def test_the_naive_arm_starts_a_new_process_after_one_is_poisoned(monkeypatch):
+    # an H100 bench's naive loop went on in a process an illegal memory access had broken: 856
+    # "programs" in 6 minutes, 0.2 s each, none compiled; a user would rerun the test instead
+    bench = _bench()
+    parts = iter([(bench.Arm(2, 40.0, warm_programs=1, warm_at=30.0, large_programs=1, large_runs=5), True),
+                  (bench.Arm(3, 90.0, warm_programs=1, warm_at=60.0, large_runs=2), False)])
+    seeds = []
+
+    def process(started, deadline, device, seed, config_sets, profile, max_bytes):
+        seeds.append(seed)
+        return next(parts)
+
+    monkeypatch.setattr(bench, "_naive_process", process)
+    arm = bench.naive(5, "cuda", 7, [{}])
+    assert seeds == [7, 8]  # a rerun draws new programs
+    assert (arm.programs, arm.large_programs, arm.large_runs, arm.restarts) == (5, 1, 7, 1)
+    assert (arm.warm_programs, arm.warm_at) == (1, 30.0)  # the cold start is the first process's
+
+
 @pytest.mark.aoti
 def test_the_compile_bench_times_real_modules_of_each_size(monkeypatch, capsys):
     # the measurement the large profile's batch ceiling rests on (strategies._profiles)
