@@ -44,8 +44,20 @@ def _install_index_shift() -> None:
 
 
 def _install_index_wild() -> None:
-    # Adds 2**40 elements to every gathered address: a segfault on CPU, an illegal access on CUDA.
-    _patch_indirect_indexing(lambda index, size: index + 2**40)
+    # Adds 2**40 elements to every gathered address: a segfault on CPU. A Triton kernel that
+    # indexes in int32 gets 2**28 elements instead (times a row stride below 8, an address that
+    # still fits its index type, gigabytes past the buffer): an illegal memory access on CUDA.
+    def wild(index, size):
+        return index + (2**28 if _kernel_index_dtype() == "tl.int32" else 2**40)
+
+    _patch_indirect_indexing(wild)
+
+
+def _kernel_index_dtype() -> str | None:
+    """The index type of the kernel being generated (Triton's ``tl.int32``/``tl.int64``; None on CPU)."""
+    from torch._inductor.virtualized import V
+
+    return getattr(V.kernel, "index_dtype", None)
 
 
 def _install_bmm_batch_rotate() -> None:
