@@ -65,3 +65,21 @@ def test_a_select_of_the_last_row_reaches_the_whole_base():
     measures = scale.reach(program, {"d0": 2**22})
     assert measures["elements"] == 2**22 * 1000  # the offset of its last row, though it holds 1000
     assert scale.family_reach(program, {"d0": 2**22})["slices"]["elements"] == 2**22 * 1000
+
+
+def test_a_big_cpu_input_repeats_a_block_whose_period_no_wrapped_int32_index_matches():
+    # the CPU's seeded generator draws on one thread: a large-profile CPU campaign spent its
+    # first 3 minutes drawing one batch's inputs. Big CPU inputs repeat one random block; an
+    # index that wrapped by 2**31 or 2**32 must still read a different value, or a wrapped read
+    # would compare equal to eager and the int32 bug class would pass unseen
+    import torch
+
+    from fuzzaoti.model.inputs import BIG_NUMEL, CPU_PERIOD, make_tensor
+
+    n = BIG_NUMEL + CPU_PERIOD
+    x = make_tensor("float16", (n,), "normal", None, None, 3, "cpu")
+    assert torch.equal(x, make_tensor("float16", (n,), "normal", None, None, 3, "cpu"))  # a function of the seed
+    assert torch.equal(x[CPU_PERIOD:CPU_PERIOD + 1000], x[:1000])
+    for wrap in (2**31, 2**32):
+        phase = wrap % CPU_PERIOD
+        assert phase and not torch.equal(x[phase:phase + 1000], x[:1000])

@@ -6,7 +6,8 @@ so the repro builds bit-identical inputs to those the fuzzer checked.
 Tensors up to ``BIG_NUMEL`` elements are drawn on the CPU (every device sees equal values).
 Bigger ones, the large profile's, are drawn on the device itself in their own dtype: drawing
 3 * 2**30 int8 values through int64 on the host would take 24 GiB of host memory and many
-seconds per run. They are still a pure function of (seed, device).
+seconds per run; on the CPU, one block of ``CPU_PERIOD`` values repeated (``_tiled``). They
+are still a pure function of (seed, device).
 """
 
 import torch
@@ -56,6 +57,8 @@ def make_tensor(dtype, shape, kind, low, high, seed, device):
 
 def _big(torch_dtype, shape, kind, low, high, gen, device):
     """A big tensor drawn straight in its dtype, with no wider temporary."""
+    if gen.device.type == "cpu" and kind != "perm":
+        return _tiled(torch_dtype, shape, kind, low, high, gen)
     if kind == "int":
         return torch.randint(low, high, shape, generator=gen, device=device, dtype=torch_dtype)
     if kind == "bool":
@@ -63,6 +66,28 @@ def _big(torch_dtype, shape, kind, low, high, gen, device):
     if kind == "perm":
         return torch.argsort(torch.rand(shape, generator=gen, device=device), dim=-1).to(torch_dtype)
     return torch.randn(shape, generator=gen, device=device, dtype=torch_dtype)
+
+
+#: The period of a big CPU tensor's values: odd, so that a read 2**31 or 2**32 elements off (an
+#: int32 index that wrapped) lands on another value of the block, never on a copy of its own.
+CPU_PERIOD = (1 << 24) - 3
+
+
+def _tiled(torch_dtype, shape, kind, low, high, gen):
+    """A big CPU tensor: one random block of ``CPU_PERIOD`` values, repeated. The CPU's seeded
+    generator draws on one thread: 3 * 2**30 values took minutes a tensor, where a GPU draws
+    them in milliseconds; repeating the block runs at memory speed."""
+    block = _draw_block(torch_dtype, kind, low, high, gen)
+    n = _numel(shape)
+    return block.repeat(-(-n // CPU_PERIOD))[:n].reshape(shape)
+
+
+def _draw_block(torch_dtype, kind, low, high, gen):
+    if kind == "int":
+        return torch.randint(low, high, (CPU_PERIOD,), generator=gen, dtype=torch_dtype)
+    if kind == "bool":
+        return torch.randint(0, 2, (CPU_PERIOD,), generator=gen, dtype=torch.bool)
+    return torch.randn((CPU_PERIOD,), generator=gen, dtype=torch_dtype)
 
 
 def make_inputs(specs, seed, device):
