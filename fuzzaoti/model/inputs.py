@@ -56,9 +56,14 @@ def make_tensor(dtype, shape, kind, low, high, seed, device):
 
 
 def _big(torch_dtype, shape, kind, low, high, gen, device):
-    """A big tensor drawn straight in its dtype, with no wider temporary."""
+    """A big tensor drawn straight in its dtype, with no wider temporary; on the CPU, one block
+    drawn so and repeated (``_tiled``)."""
     if gen.device.type == "cpu" and kind != "perm":
-        return _tiled(torch_dtype, shape, kind, low, high, gen)
+        return _tiled(_drawn(torch_dtype, (CPU_PERIOD,), kind, low, high, gen, device), shape)
+    return _drawn(torch_dtype, shape, kind, low, high, gen, device)
+
+
+def _drawn(torch_dtype, shape, kind, low, high, gen, device):
     if kind == "int":
         return torch.randint(low, high, shape, generator=gen, device=device, dtype=torch_dtype)
     if kind == "bool":
@@ -73,21 +78,12 @@ def _big(torch_dtype, shape, kind, low, high, gen, device):
 CPU_PERIOD = (1 << 24) - 3
 
 
-def _tiled(torch_dtype, shape, kind, low, high, gen):
-    """A big CPU tensor: one random block of ``CPU_PERIOD`` values, repeated. The CPU's seeded
+def _tiled(block, shape):
+    """A big CPU tensor: ``block`` (``CPU_PERIOD`` random values) repeated. The CPU's seeded
     generator draws on one thread: 3 * 2**30 values took minutes a tensor, where a GPU draws
     them in milliseconds; repeating the block runs at memory speed."""
-    block = _draw_block(torch_dtype, kind, low, high, gen)
     n = _numel(shape)
     return block.repeat(-(-n // CPU_PERIOD))[:n].reshape(shape)
-
-
-def _draw_block(torch_dtype, kind, low, high, gen):
-    if kind == "int":
-        return torch.randint(low, high, (CPU_PERIOD,), generator=gen, dtype=torch_dtype)
-    if kind == "bool":
-        return torch.randint(0, 2, (CPU_PERIOD,), generator=gen, dtype=torch.bool)
-    return torch.randn((CPU_PERIOD,), generator=gen, dtype=torch_dtype)
 
 
 def make_inputs(specs, seed, device):
