@@ -3,7 +3,7 @@
 A GPU worker is retired after every illegal memory access and every wrong value, and the
 process that replaces it pays a cold start in its first compile (``fuzzaoti.workers.standby``).
 This measures that cost with real AOTI compiles, in two arms run one after the other, each a
-pool of one worker under the ``index-wild`` canary (an index load 2**40 elements off: a crash
+pool of one worker under the ``index-wild`` canary (an index load gigabytes off: a crash
 on CPU, an illegal memory access on a GPU): a first batch warms the worker, then ``--crashes``
 times a crashing program kills it and the next, clean, program's check is timed (its compile
 included). The standby arm waits for its spare to warm before each crash, as a campaign's
@@ -45,7 +45,7 @@ def clean_case() -> Case:
 
 
 def crashing_case(device: str) -> Case:
-    """An index_select: under ``index-wild`` its load reads 2**40 elements past the index.
+    """An index_select: under ``index-wild`` its load reads far past the index (``canaries``).
 
     On CUDA it is compiled without compile-time autotuning: AOTI's default runs each Triton kernel
     on example tensors at compile time, where the wild load fails the compile (in a subprocess)
