@@ -53,7 +53,7 @@ def test_the_naive_arm_compiles_and_checks_one_program_at_a_time():
 
 def test_the_naive_arm_starts_a_new_process_after_one_is_poisoned(monkeypatch):
     # an H100 bench's naive loop went on in a process an illegal memory access had broken: 856
-    # "programs" in 6 minutes, 0.2 s each, none compiled; a user would rerun the test instead
+    # "programs" in 6 minutes, 0.4 s each; a user would rerun the test instead
     bench = _bench()
     parts = iter([(bench.Arm(2, 40.0, warm_programs=1, warm_at=30.0, large_programs=1, large_runs=5), True),
                   (bench.Arm(3, 90.0, warm_programs=1, warm_at=60.0, large_runs=2), False)])
