@@ -163,3 +163,26 @@ def test_the_seeds_upper_bound_i64_case_is_checked_past_2_31_on_the_gpu():
     assert outcome.runs_oom == 0 and outcome.runs_over_budget == 0
     if outcome.passed:
         assert (outcome.runs_checked, outcome.runs_large) == (2, 1)
+
+
+def test_a_package_compiled_in_a_workdir_is_loaded_again_without_a_compile(bmm_index_program, tmp_path):
+    # the pool reloads a failed group's package for the rest of its members (pool._split)
+    import torch
+
+    from fuzzaoti.compile import render
+    from fuzzaoti.compile.backends import get_backend
+    from fuzzaoti.model.concrete import input_specs
+    from fuzzaoti.model.inputs import make_inputs
+
+    example = make_inputs(input_specs(bmm_index_program, bmm_index_program.hint_env()), 0, "cpu")
+    inputs = make_inputs(input_specs(bmm_index_program, {"b": 9, "n": 30}), 1, "cpu")
+    prepared = []
+    for _ in range(2):
+        stages = []
+        backend = get_backend("aoti")
+        prepared.append((backend.prepare(bmm_index_program, render.load_program(bmm_index_program), example,
+                                         "cpu", str(tmp_path), stages.append), stages))
+    (first, compiled), (again, reloaded) = prepared
+    assert compiled == ["export", "compile", "load"] and reloaded == ["load"]
+    assert again.ranges == first.ranges and again.ranges[(0, 0)] == (1, 64)
+    assert all(torch.equal(a, b) for a, b in zip(first.run(*inputs), again.run(*inputs)))

@@ -1,5 +1,6 @@
 """The isolation boundary, driven through the fake backend's scripted faults."""
 
+import os
 import re
 
 import pytest
@@ -164,26 +165,92 @@ def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
     # the batch size halves for a blind bisection alone (batch_size.py): a named suspect, or a
     # GPU worker retired after a wrong value, costs the same whatever the batch's size
     from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import _Part
     from fuzzaoti.workers.protocol import BatchResult
-
-    class Stub:  # a worker that answers with a given result
-        config = WorkerConfig(device="cuda", backend="fake")
-
-        def __init__(self, result):
-            self.result = result
-
-        def check(self, job):
-            return self.result
 
     pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
     cases = [_innocent()] * 3
     ima = Outcome("run", "illegal_memory_access", "CUDA error: an illegal memory access was encountered")
     wrong, passed = Outcome("compare", "mismatch", "1 of 8 wrong"), Outcome("done", "pass")
-    named = pool._attempt(Stub(BatchResult(batch=ima, suspect=1)), cases, None, False)
-    assert (named[0], named[1], named[3]) == (None, [[1], [0, 2]], False)
-    unnamed = pool._attempt(Stub(BatchResult(batch=ima)), cases, None, False)
-    assert (unnamed[1], unnamed[3]) == ([[0], [1, 2]], True)
-    retired = pool._attempt(Stub(BatchResult(cases=(passed, wrong, passed))), cases, None, False)
+    named = pool._attempt(_Stub(BatchResult(batch=ima, suspect=1)), cases, None, False)
+    assert (named[0], named[1], named[3]) == (None, [_Part([1]), _Part([0, 1, 2], (1,), True)], False)
+    unnamed = pool._attempt(_Stub(BatchResult(batch=ima)), cases, None, False)
+    assert (unnamed[1], unnamed[3]) == ([_Part([0]), _Part([1, 2])], True)
+    retired = pool._attempt(_Stub(BatchResult(cases=(passed, wrong, passed))), cases, None, False)
     assert (retired[1], retired[3]) == ([], False)
-    alone = pool._attempt(Stub(BatchResult(batch=ima)), cases[:1], None, True)
+    alone = pool._attempt(_Stub(BatchResult(batch=ima)), cases[:1], None, True)
     assert (alone[0][0].symptom, alone[1], alone[3]) == ("illegal_memory_access", [], False)
+    pool.close()
+
+
+class _Stub:  # a worker that answers with a given result, and keeps the job it was given
+    config = WorkerConfig(device="cuda", backend="fake")
+
+    def __init__(self, result):
+        self.result, self.job = result, None
+
+    def check(self, job):
+        self.job = job
+        return self.result
+
+
+def test_the_rest_of_a_group_whose_suspect_failed_in_a_run_is_reloaded_not_compiled():
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import _Part
+    from fuzzaoti.workers.protocol import BatchResult
+
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    cases = [_innocent()] * 4
+    ima = Outcome("run", "illegal_memory_access", "CUDA error: an illegal memory access was encountered")
+    # a reloaded group (member 1 excluded) whose run killed member 3: 3 alone, the rest reloaded again
+    worker = _Stub(BatchResult(batch=ima, suspect=3))
+    again = pool._attempt(worker, cases, None, True, "/pkg", (1,))
+    assert (worker.job.package, worker.job.exclude) == ("/pkg", (1,))
+    assert again[1] == [_Part([3]), _Part([0, 1, 2, 3], (1, 3), True)] and pool.stats.reloads == 1
+    # a failure before the runs (a compile assert blamed on member 2): the package is no proof
+    crash = Outcome("compile", "crash", "worker died with signal SIGSEGV")
+    assert pool._attempt(_Stub(BatchResult(batch=crash, suspect=2)), cases, None, False)[1] == [_Part([2]),
+                                                                                               _Part([0, 1, 3])]
+    # a reloaded group with one member checked: its failure is confirmed with it compiled alone
+    lone = pool._attempt(_Stub(BatchResult(batch=ima)), cases[:2], None, True, "/pkg", (1,))
+    assert (lone[0], lone[1], lone[3]) == (None, [_Part([0])], False)
+    pool.close()
+
+
+def test_a_worker_killed_in_a_big_run_names_its_member_and_the_rest_is_reloaded(fake_fault, monkeypatch):
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    def case(op):
+        program = Program((DimSpec("m", 2, None, 3),), (InputSpec("x0", "float32", ("m",)),),
+                          (Node("t0", op, ("x0",)),), ("t0",)).validate()
+        return Case(program, (((("m", 4),), 0), ((("m", 70),), 1)))
+
+    fake_fault("abs:crash-large")  # the worker aborts when abs runs at m = 70, not at its example
+    monkeypatch.setenv("FUZZAOTI_KEEP_BYTES", "0")  # every run a big run: one member at a time
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        batch = pool.submit([case("relu"), case("abs"), case("neg")])
+        outcomes = batch.outcomes()
+        assert [o.symptom for o in outcomes] == ["pass", "crash", "pass"]
+        assert (outcomes[1].stage, outcomes[1].env) == ("run", {"m": 70})  # the run it died in
+        assert [o.runs_checked for o in (outcomes[0], outcomes[2])] == [2, 2]
+        assert batch.troubled and not batch.blind
+        # the batch, then abs alone; relu and neg from the batch's package, abs fed its example
+        assert (pool.stats.compiles, pool.stats.reloads, pool.restarts) == (2, 1, 2)
+        assert "load" in pool.stats.stage_s  # the reloaded group found the package (the fake's "load")
+        assert "1 checks of a failed group's rest from its package (no compile)" in pool.stats.describe()
+        # each group's package is removed once no queued group reloads it; the pool's folder at close
+        assert not pool._package_users and os.listdir(pool._packages) == []
+        packages = pool._packages
+    finally:
+        pool.close()
+    assert not os.path.exists(packages)
+
+
+def test_stage_announcements_name_the_member_of_a_big_run():
+    from fuzzaoti.workers.protocol import member_stage, parse_stage
+
+    assert parse_stage(member_stage("big-run", 3, 5)) == ("run", 3, 5)
+    assert parse_stage(member_stage("big-eager", 0, 12)) == ("eager", 0, 12)
+    assert parse_stage("compare 2") == ("compare", None, None)
+    assert parse_stage("compile") == ("compile", None, None)

@@ -10,6 +10,8 @@ instead, and that run is skipped for it) and each member's outputs are judged by
 
 from __future__ import annotations
 
+import contextlib
+import os
 import tempfile
 import time
 from collections import Counter
@@ -21,7 +23,7 @@ from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers import blame
-from fuzzaoti.workers.protocol import BatchResult, Job
+from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs, poison_like, reference_outputs
@@ -68,8 +70,9 @@ class _StageClock:
 
 #: a run's eager outputs and reference are kept from the eager pass up to this size; a bigger
 #: run's are made again after the compile, one member at a time (eight 2**31-element runs of
-#: each of 64 members would not fit any GPU at once)
-KEEP_BYTES = 256 << 20
+#: each of 64 members would not fit any GPU at once). ``FUZZAOTI_KEEP_BYTES`` sets it for the
+#: workers a test starts, to drive big runs with small tensors.
+KEEP_BYTES = int(os.environ.get("FUZZAOTI_KEEP_BYTES", 256 << 20))
 LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made again at its turn
 
 
@@ -155,17 +158,20 @@ def _release(device: str) -> None:
 def check_batch(job: Job, progress: Progress) -> BatchResult:
     """Check ``job.cases`` with ``job.backend`` on ``job.device`` (``protocol.BatchResult`` says
     what comes back: a failure of the merged program as a whole with its ``suspect``, or an
-    outcome per case with the members to ``recheck`` alone)."""
+    outcome per case with the members to ``recheck`` alone). The members ``job.exclude``
+    names are compiled (or their package loaded) but never run in eager nor judged."""
     device, backend = job.device, get_backend(job.backend)
     clock = _StageClock(progress)
     max_bytes = job.max_bytes or (gpu_budget() if device == "cuda" else None)
     members = [_Member(c, max_bytes) for c in job.cases]
+    judged = [m for k, m in enumerate(members) if k not in job.exclude]
     clock("eager")
     try:
-        for m in members:
+        for m in judged:
             m.run_eager(device)
         valid = [m for m in members if m.outcome is None]
-        batch_outcome = _check_compiled(valid, backend, device, clock) if valid else None
+        batch_outcome = (_check_compiled(valid, backend, device, clock, job.package)
+                         if any(m.outcome is None for m in judged) else None)
     except Exception as exc:  # noqa: BLE001
         if symptom_of_exception(exc) != "illegal_memory_access":
             raise
@@ -175,8 +181,8 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
         batch_outcome = blame.failure(clock.outcome_stage, exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     recheck = tuple(k for k, m in enumerate(members) if m.recheck) if batch_outcome is None else ()
-    return BatchResult(batch=batch_outcome, cases=tuple(_final(m) for m in members), suspect=suspect,
-                       recheck=recheck, seconds=clock.totals())
+    cases = tuple(None if k in job.exclude else _final(m) for k, m in enumerate(members))
+    return BatchResult(batch=batch_outcome, cases=cases, suspect=suspect, recheck=recheck, seconds=clock.totals())
 
 
 def _final(m: _Member) -> Outcome:
@@ -196,8 +202,21 @@ def gpu_budget(share: int = 1) -> int:
     return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
 
 
-def _check_compiled(members: list[_Member], backend, device: str, progress: Progress) -> Outcome | None:
-    with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
+@contextlib.contextmanager
+def _workdir(package: str | None):
+    """Where the merged program is compiled: the job's package directory (the pool owns it and
+    may hand it to another worker), else a temporary one."""
+    if package is None:
+        with tempfile.TemporaryDirectory(prefix="fuzzaoti-") as workdir:
+            yield workdir
+    else:
+        os.makedirs(package, exist_ok=True)
+        yield package
+
+
+def _check_compiled(members: list[_Member], backend, device: str, progress: Progress,
+                    package: str | None = None) -> Outcome | None:
+    with _workdir(package) as workdir:
         while True:
             programs = [m.program for m in members]
             merged = batch.merge(programs)
@@ -245,7 +264,7 @@ class _Runner:
         """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
         expectation made again: a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
-        self.progress(f"big-eager {r}")
+        self.progress(member_stage("big-eager", r, k))
         try:
             expected = member.expect(r, self.device)
             poison_like(expected[1])  # its outputs' blocks hold no stale eager output
@@ -270,8 +289,10 @@ class _Runner:
                 judged[k] = chosen[k]
         if not judged:
             return None
-        prefix = "big-" if big else ""
-        self.progress(f"{prefix}run {r}")
+        def announce(stage: str) -> None:  # a big run names its member: a death there blames it
+            self.progress(member_stage(f"big-{stage}", r, next(iter(judged))) if big else f"{stage} {r}")
+
+        announce("run")
         try:
             outputs = self._run(judged)
         except Exception as exc:  # noqa: BLE001
@@ -287,7 +308,7 @@ class _Runner:
             if len(self.members) == 1:  # a lone member's failing run is known exactly
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
             return blame.failure("run", exc, **where)
-        self.progress(f"{prefix}compare {r}")
+        announce("compare")
         for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
             if k in judged:
                 self._judge(self.members[k], r, outs, judged[k])

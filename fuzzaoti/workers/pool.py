@@ -5,7 +5,9 @@ compile or load raised, a run raised, or the worker crashed or hung) the batch i
 and each half checked again, down to single cases: a failure only becomes a finding once a
 case has shown it on its own. When the failure's traceback points into one member's code (the
 worker names that member the suspect), the suspect is checked alone and the rest together:
-two compiles instead of a bisection's 2·log2(n). When a run raised and left the process sound,
+two compiles instead of a bisection's 2·log2(n); and when that failure came in a run, after the
+group compiled and loaded, the rest is checked from the group's package, loaded by a fresh
+worker: one compile, the suspect's alone. When a run raised and left the process sound,
 the worker feeds each member alone to find the ones that raise (milliseconds a probe), and
 the batch goes on without them: one compile each, alone, and none for the rest. All workers take these compiles from one
 queue, so bisecting one worker's failed share does not leave the others idle, and a campaign
@@ -16,11 +18,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
@@ -43,12 +48,17 @@ class PoolStats:
     bisect_s: float = 0.0
     bisect_causes: Counter = field(default_factory=Counter)  # what failed whole batches, by signature
     rechecks: int = 0  # members pinned by a run probe (execute._Runner.probe) and checked alone: no bisection
+    reloads: int = 0  # the rest of a group whose suspect killed a run, checked from its package: no compile
     stage_s: Counter = field(default_factory=Counter)  # worker-seconds per stage (eager, export, compile, ...)
     configs_s: Counter = field(default_factory=Counter)  # worker-seconds per compile config set, bisection included
     configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
 
-    def add(self, seconds: float, bisecting: bool, stages: dict[str, float], configs: str, programs: int) -> None:
-        self.compiles += 1
+    def add(self, seconds: float, bisecting: bool, stages: dict[str, float], configs: str, programs: int,
+            reloaded: bool = False) -> None:
+        if reloaded:
+            self.reloads += 1
+        else:
+            self.compiles += 1
         if bisecting:
             self.bisect_compiles += 1
             self.bisect_s += seconds
@@ -74,6 +84,8 @@ class PoolStats:
         return (f"{self.compiles} compiles, {self.bisect_compiles} of them bisecting failed batches "
                 f"({100 * self.bisect_s / total if total else 0:.0f}% of worker time)"
                 + (f", {self.rechecks} of those rechecking members a run probe pinned" if self.rechecks else "")
+                + (f"; {self.reloads} checks of a failed group's rest from its package (no compile)"
+                   if self.reloads else "")
                 + (f"; batches failed with: {causes}" if causes else "")
                 + (f"; worker time by stage: {stages}" if stages else "")
                 + (f"; worker-seconds per program by configs: {per_program}" if per_program else ""))
@@ -126,12 +138,27 @@ class Submitted:
 @dataclass(order=True)
 class _Group:
     """One compile on the shared queue: urgent batches first, then a batch's bisection parts
-    before fresh groups (a failed batch is pinned before more work piles up), then FIFO."""
+    before fresh groups (a failed batch is pinned before more work piles up), then FIFO.
+
+    ``package`` is the directory its merged program is compiled into. A group with members
+    to ``exclude`` (positions in ``indices``) is the rest of a failed group, loaded from that
+    group's package: those members are compiled in it but not checked."""
 
     rank: tuple[int, int, int]
     batch: Submitted = field(compare=False)
     indices: list[int] = field(compare=False)
     bisecting: bool = field(compare=False)
+    package: str = field(default="", compare=False)
+    exclude: tuple[int, ...] = field(default=(), compare=False)
+
+
+class _Part(NamedTuple):
+    """What of a failed group is checked next: ``positions`` of its cases, compiled afresh; or,
+    with ``reload``, all of them again from the group's package, the ``exclude``d not checked."""
+
+    positions: list[int]
+    exclude: tuple[int, ...] = ()
+    reload: bool = False
 
 
 URGENT, QUEUED = 0, 1
@@ -157,6 +184,8 @@ class WorkerPool:
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
         self._seq = itertools.count()
+        self._packages = tempfile.mkdtemp(prefix="fuzzaoti-packages-")  # one directory per group...
+        self._package_users: Counter = Counter()  # ...removed once no queued group needs it
         self._state = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._closing = False
@@ -182,6 +211,7 @@ class WorkerPool:
             self.standbys.close()
         for t in self._threads:
             t.join(timeout=10)
+        shutil.rmtree(self._packages, ignore_errors=True)
 
     def check(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = ()) -> list[Outcome]:
         """Outcomes for ``cases`` (same order), ahead of any queued batch; see ``submit``."""
@@ -215,9 +245,21 @@ class WorkerPool:
                     t.start()
         return batch
 
-    def _push(self, batch: Submitted, indices: list[int], bisecting: bool) -> None:
-        rank = (batch.priority, 0 if bisecting else 1, next(self._seq))
-        heapq.heappush(self._queue, _Group(rank, batch, indices, bisecting))
+    def _push(self, batch: Submitted, indices: list[int], bisecting: bool, package: str | None = None,
+              exclude: tuple[int, ...] = ()) -> None:
+        """Queue a group (under ``_state``): a new package directory unless it reloads one."""
+        seq = next(self._seq)
+        package = package or os.path.join(self._packages, str(seq))
+        self._package_users[package] += 1
+        heapq.heappush(self._queue, _Group((batch.priority, 0 if bisecting else 1, seq), batch, indices,
+                                           bisecting, package, exclude))
+
+    def _done_with(self, group: _Group) -> None:
+        """The group is filed (under ``_state``): its package goes once no queued group reloads it."""
+        self._package_users[group.package] -= 1
+        if self._package_users[group.package] <= 0:
+            del self._package_users[group.package]
+            shutil.rmtree(group.package, ignore_errors=True)
 
     def _serve(self, k: int) -> None:
         """Worker k's thread: take the first group on the queue, check it, file the outcome."""
@@ -231,18 +273,23 @@ class WorkerPool:
                 group = heapq.heappop(self._queue)
             batch, indices = group.batch, group.indices
             if batch.error is not None:  # another group of this batch already failed the pool
+                with self._state:
+                    self._done_with(group)
                 continue
             if batch.cancelled:
                 with self._state:
+                    self._done_with(group)
                     batch.open_groups -= 1
                     if batch.open_groups == 0:
                         batch._done.set()
                 continue
             try:
                 outcomes, parts, seconds, blind = self._attempt(worker, [batch.cases[i] for i in indices],
-                                                                batch.backend, group.bisecting)
+                                                                batch.backend, group.bisecting, group.package,
+                                                                group.exclude)
             except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
                 with self._state:
+                    self._done_with(group)
                     batch.error = exc
                     batch._done.set()
                 continue
@@ -258,7 +305,9 @@ class WorkerPool:
                 if batch.cancelled:
                     parts = []
                 for part in parts:
-                    self._push(batch, [indices[j] for j in part], bisecting=True)
+                    self._push(batch, [indices[j] for j in part.positions], bisecting=True,
+                               package=group.package if part.reload else None, exclude=part.exclude)
+                self._done_with(group)
                 batch.open_groups += len(parts) - 1
                 if batch.open_groups == 0:
                     batch._done.set()
@@ -280,41 +329,65 @@ class WorkerPool:
             parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts{doing}")
         return "; ".join(parts)
 
-    def _attempt(self, worker: Worker, cases: list[Case], backend: str | None,
-                 bisecting: bool) -> tuple[list[Outcome | None] | None, list[list[int]], float, bool]:
+    def _attempt(self, worker: Worker, cases: list[Case], backend: str | None, bisecting: bool,
+                 package: str | None = None, exclude: tuple[int, ...] = (),
+                 ) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
-        a whole, the parts to check next (the suspect alone and the rest, else two halves);
-        the seconds it took; and whether it was split blind, in halves (a bisection, whose
-        compiles grow with the group, where a named suspect costs two whatever its size).
-        Members the worker pinned without failing the group have no outcome yet (None) and a
-        part of their own each."""
-        job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes)
+        a whole, the parts to check next (``_split``); the seconds it took; and whether it was
+        split blind, in halves (a bisection, whose compiles grow with the group, where a named
+        suspect costs two whatever its size). Members the worker pinned without failing the
+        group have no outcome yet (None) and a part of their own each; so do the ``exclude``d
+        members of a group reloaded from ``package`` (their own parts settle them)."""
+        job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes,
+                  package, exclude)
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
+        judged = [k for k in range(len(cases)) if k not in exclude]
         with self._stats_lock:
-            self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), len(cases))
+            self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), len(judged),
+                           reloaded=bool(exclude))
         if result.batch is None:  # pinned members (a run raised in them alone) are checked alone
-            recheck = [k for k in result.recheck if 0 <= k < len(cases)] if len(cases) > 1 else []
-            outcomes = [None if k in recheck else o for k, o in enumerate(result.cases)]
+            recheck = [k for k in result.recheck if k in judged] if len(judged) > 1 else []
+            outcomes = [None if k in recheck or k in exclude else o for k, o in enumerate(result.cases)]
             if recheck:
                 with self._stats_lock:
                     self.stats.rechecks += len(recheck)
-            return outcomes, [[k] for k in recheck], seconds, False
-        if len(cases) == 1:
+            return outcomes, [_Part([k]) for k in recheck], seconds, False
+        if len(judged) == 1 and not exclude:  # compiled alone: the failure is this case's
             outcome = result.batch
             if outcome.env is None and len(cases[0].runs) == 1:  # a lone run: we know where it failed
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
             return [outcome], [], seconds, False
-        with self._stats_lock:
-            self.stats.bisections += 1
-            self.stats.bisect_causes[signature(result.batch)[:160]] += 1
-        suspect = result.suspect
-        if suspect is not None and 0 <= suspect < len(cases):  # the failure named its member
-            return None, [[suspect], [i for i in range(len(cases)) if i != suspect]], seconds, False
-        half = len(cases) // 2
-        return None, [list(range(half)), list(range(half, len(cases)))], seconds, True
+        if len(judged) > 1:
+            with self._stats_lock:
+                self.stats.bisections += 1
+                self.stats.bisect_causes[signature(result.batch)[:160]] += 1
+        parts, blind = _split(result, judged, len(cases), exclude)
+        return None, parts, seconds, blind
+
+
+def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tuple[list[_Part], bool]:
+    """The parts of a group (``size`` cases, the ``judged`` ones checked) that failed as a whole,
+    and whether they are a blind split. A failure in one checked member is confirmed with that
+    member compiled alone: the suspect the failure named, or the one member a reloaded group
+    checked. When the suspect failed in a run, the group had compiled and loaded and the other
+    members' runs had gone through its package: the rest is checked from that package again
+    (``_Part.reload``), the suspect fed its examples there, as in every run but its own big
+    ones. A failure pinned on no member is halved, each half compiled afresh."""
+    suspect = result.suspect if result.suspect in judged else None
+    if suspect is None and len(judged) == 1:
+        suspect = judged[0]
+    if suspect is not None:
+        rest = [k for k in judged if k != suspect]
+        if not rest:
+            return [_Part([suspect])], False
+        if result.batch.stage in ("run", "compare"):
+            return [_Part([suspect]), _Part(list(range(size)), tuple(sorted({*exclude, suspect})), True)], False
+        return [_Part([suspect]), _Part(rest)], False
+    half = len(judged) // 2
+    return [_Part(judged[:half]), _Part(judged[half:])], True
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:

@@ -19,21 +19,32 @@ from fuzzaoti.model.program import Program
 class Job:
     """One batch to check: its cases, compiled together as one merged program, with
     ``backend`` on ``device``; ``max_bytes`` is one checked run's budget (None: the worker
-    takes half its GPU's free memory, ``execute.gpu_budget``)."""
+    takes half its GPU's free memory, ``execute.gpu_budget``).
+
+    ``package`` is the directory the merged program is compiled into (None: a temporary one).
+    A package found there is loaded instead of compiled: the pool hands a group whose worker
+    died in one member's run back with that directory, so the rest of the group is checked
+    without compiling it again. The members at positions ``exclude`` are then part of the
+    module (the same merged program, so the same package) but are not checked: they are fed
+    their export-time examples, as a member is in another member's big run."""
 
     backend: str
     device: str
     cases: tuple[Case, ...]
     max_bytes: int | None = None
+    package: str | None = None
+    exclude: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "device": self.device, "max_bytes": self.max_bytes,
-                "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in self.cases]}
+                "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in self.cases],
+                "package": self.package, "exclude": list(self.exclude)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Job:
         cases = tuple(Case.from_run_dicts(Program.from_json(c["program"]), c["runs"]) for c in data["cases"])
-        return cls(data["backend"], data["device"], cases, data.get("max_bytes"))
+        return cls(data["backend"], data["device"], cases, data.get("max_bytes"), data.get("package"),
+                   tuple(data.get("exclude") or ()))
 
 
 @dataclass(frozen=True)
@@ -70,13 +81,37 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"batch": self.batch.to_dict() if self.batch is not None else None,
-                "cases": [o.to_dict() for o in self.cases] if self.cases is not None else None,
+                "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
                 "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchResult:
         cases = data.get("cases")
         return cls(batch=Outcome.from_dict(data["batch"]) if data.get("batch") is not None else None,
-                   cases=tuple(Outcome.from_dict(o) for o in cases) if cases is not None else None,
+                   cases=tuple(_outcome(o) for o in cases) if cases is not None else None,
                    suspect=data.get("suspect"), recheck=tuple(data.get("recheck") or ()),
                    seconds=dict(data.get("seconds") or {}))
+
+
+def _dict(outcome: Outcome | None) -> dict[str, Any] | None:
+    return outcome.to_dict() if outcome is not None else None
+
+
+def _outcome(data: dict[str, Any] | None) -> Outcome | None:
+    return Outcome.from_dict(data) if data is not None else None
+
+
+def member_stage(stage: str, run: int, member: int) -> str:
+    """The stage a worker announces while one member's big run is under way (``big-run 3 of
+    member 5``): if the worker dies there, its parent knows whose run killed it."""
+    return f"{stage} {run} of member {member}"
+
+
+def parse_stage(announced: str) -> tuple[str, int | None, int | None]:
+    """An announced stage as an ``Outcome`` stage (a big run's ``big-run`` is ``run``), with the
+    run and the member it names, if any (``member_stage``)."""
+    words = announced.split(" ")
+    stage = words[0].removeprefix("big-")
+    if len(words) == 5 and words[2:4] == ["of", "member"]:
+        return stage, int(words[1]), int(words[4])
+    return stage, None, None

@@ -25,7 +25,7 @@ from typing import Any
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import WorkerDied
-from fuzzaoti.workers.protocol import BatchResult, Job
+from fuzzaoti.workers.protocol import BatchResult, Job, parse_stage
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
 
@@ -171,19 +171,20 @@ class Worker:
         self.process.stdin.flush()
         self.stage, self.stage_since = "eager", time.monotonic()
         try:
-            return self._await_result(offset, started)
+            return self._await_result(job, offset, started)
         finally:
             self.stage = None
             if self.standbys is not None:  # from the first batch on, a warm replacement waits
                 self.standbys.refill(self.config)
 
-    def _await_result(self, offset: int, started: float) -> BatchResult:
-        stage = "eager"
+    def _await_result(self, job: Job, offset: int, started: float) -> BatchResult:
+        announced = "eager"
         while True:
-            timeout = self.config.compile_timeout if stage in COMPILE_STAGES else self.config.run_timeout
+            timeout = (self.config.compile_timeout if announced.split(" ")[0] in COMPILE_STAGES
+                       else self.config.run_timeout)
             kind, payload = self._receive(timeout)
             if kind == "stage":
-                stage = payload.split(" ")[0]
+                announced = payload
                 self.stage, self.stage_since = payload, time.monotonic()
                 continue
             if kind == "result":
@@ -191,9 +192,14 @@ class Worker:
             symptom = "timeout" if kind == "timeout" else "crash"
             message = (f"no answer within {timeout:.0f} s" if kind == "timeout" else payload)
             self.kill()
+            stage, run, member = parse_stage(announced)  # a death in one member's big run names it...
+            where = {}
+            if member is not None and 0 <= member < len(job.cases) and 0 <= run < len(job.cases[member].runs):
+                env, seed = job.cases[member].runs[run]  # ...and the run it died in
+                where = {"env": dict(env), "seed": seed}
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
-                              stderr=self._stderr_since(offset), runs_checked=0)
-            return BatchResult(batch=outcome, seconds={symptom: time.monotonic() - started})
+                              stderr=self._stderr_since(offset), runs_checked=0, **where)
+            return BatchResult(batch=outcome, suspect=member, seconds={symptom: time.monotonic() - started})
 
     def _receive(self, timeout: float) -> tuple[str, Any]:
         """The next message, ``("timeout", None)``, or ``("died", how)`` if the pipe closed."""

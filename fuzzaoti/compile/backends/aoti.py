@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from fuzzaoti import compat
-from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, stage
+from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, save_ranges, saved_ranges, stage
 from fuzzaoti.model.program import Program
 
 
@@ -20,9 +20,16 @@ class AotiBackend:
 
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
-        ep = stage("export", progress, lambda: self.export(namespace, example))
-        configs = inductor_options(program)
+        """Export, compile and load ``program``; or only load it when ``workdir`` holds its
+        package from an earlier check (one whose ranges were saved: it compiled and loaded)."""
         path = os.path.join(workdir, f"{program.id}.pt2")
-        path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))
+        ranges = saved_ranges(path + ".ranges.json")
+        if ranges is None:
+            ep = stage("export", progress, lambda: self.export(namespace, example))
+            configs = inductor_options(program)
+            path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))
         loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
-        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=compat.exported_ranges(ep))
+        if ranges is None:
+            ranges = compat.exported_ranges(ep)
+            save_ranges(path + ".ranges.json", ranges)
+        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges)

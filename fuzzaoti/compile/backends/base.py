@@ -7,6 +7,8 @@ worker's parent. A failure inside a stage is raised as ``StageFailure``.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
@@ -60,12 +62,31 @@ class Prepared:
         return True
 
 
+def save_ranges(path: str, ranges: Mapping[tuple[int, int], tuple[int, int | None]]) -> None:
+    """Write a package's input ranges beside it, last (by a rename): a package whose ranges are
+    there compiled and loaded, and can be loaded again without exporting (``saved_ranges``)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump([[index, axis, lo, hi] for (index, axis), (lo, hi) in ranges.items()], f)
+    os.replace(path + ".tmp", path)
+
+
+def saved_ranges(path: str) -> dict[tuple[int, int], tuple[int, int | None]] | None:
+    """The ranges ``save_ranges`` wrote, or None if there are none."""
+    try:
+        with open(path) as f:
+            return {(index, axis): (lo, hi) for index, axis, lo, hi in json.load(f)}
+    except FileNotFoundError:
+        return None
+
+
 class Backend(Protocol):
     name: str
 
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
-        """Export/compile/load ``program`` (``namespace`` holds its rendered source)."""
+        """Export/compile/load ``program`` (``namespace`` holds its rendered source) in
+        ``workdir``; a backend that finds its compiled package of ``program`` there already
+        may load it instead (a group checked again after its worker died in a run)."""
         ...
 
     # A backend that starts with torch.export may also offer ``export(namespace, example)``,

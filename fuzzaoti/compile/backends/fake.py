@@ -4,7 +4,8 @@
 mode is ``wrong`` (one output element off by one), ``raise`` (an exception at run),
 ``raise-large`` (an exception at run when an input of an ``<op>`` node has a size of
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
-``crash`` (the worker aborts), or ``hang`` (the run never returns). Never the only proof:
+``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
+access past 2**31), or ``hang`` (the run never returns). Never the only proof:
 real AOTI is tested for real in tests marked ``aoti``.
 """
 
@@ -25,7 +26,10 @@ class FakeBackend:
 
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
-        progress("compile")
+        # a "package" as AOTI keeps one: a check of the same program in the same workdir loads it
+        package = os.path.join(workdir, f"{program.id}.fake")
+        progress("load" if os.path.exists(package) else "compile")
+        open(package, "w").close()
         model = namespace["Repro"]()
         op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
         tainted = _outputs_using(program, op)
@@ -35,8 +39,10 @@ class FakeBackend:
             outputs = list(model(*inputs))
             if not any(tainted):
                 return outputs
-            if mode == "raise-large":
+            if mode in ("raise-large", "crash-large"):
                 if any(f and max(t.shape, default=0) >= LARGE for t, f in zip(inputs, feeding)):
+                    if mode == "crash-large":
+                        os.abort()
                     raise RuntimeError(f"fake backend fault in {op}: launch refused past a grid limit")
                 return outputs
             if mode == "raise":
