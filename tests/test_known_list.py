@@ -110,7 +110,7 @@ def test_every_builtin_entry_names_the_torch_range_it_fails_in():
         ["unknown", "fail", "fail", "pass"]
 
 
-def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes"):
+def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes", aoti="FAILS (same bug)"):
     """A stored, triaged finding: the amax member of the int32-from-hint family (the H200's,
     seed 4120), its failing run at ``d0`` (2**28 rows of 8: 2**31 elements)."""
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
@@ -118,11 +118,11 @@ def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounde
     program = Program((DimSpec("d0", 3, 2**34, 3, "auto"),),
                       (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),
                       (Node("t0", "amax", ("x0",), (("dim", 0),)),), ("t0",)).validate()
-    corpus = Corpus.open(str(tmp_path / f"c{d0}{device}{inductor}{bounded}.db"), create=True)
+    corpus = Corpus.open(str(tmp_path / f"c{d0}{device}{inductor}{bounded}{len(aoti)}.db"), create=True)
     fid, _ = corpus.record_failure(None, device, None, "run/illegal_memory_access/AcceleratorError: x",
                                    {"stage": "run", "symptom": "illegal_memory_access"}, program.to_json(),
                                    [{"env": {"d0": 3}, "seed": 0}, {"env": {"d0": d0}, "seed": 1}], {})
-    corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": inductor, "aoti": "FAILS (same bug)"},
+    corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": inductor, "aoti": aoti},
                       {"bounded Dim max": bounded, "static shapes": "passes"})
     return corpus, fid
 
@@ -136,7 +136,18 @@ def test_a_triaged_finding_with_the_familys_evidence_is_marked_its_member(tmp_pa
     assert (corpus.finding(fid).status, corpus.finding(fid).known_note) == ("known", note)
     # each piece of evidence is needed: the device, the ladder, the remedy, the size past 2**31
     for changes in ({"device": "cpu"}, {"inductor": "FAILS (same bug)"}, {"bounded": "FAILS (same bug)"},
-                    {"d0": 2**28 - 1}):
+                    {"d0": 2**28 - 1}, {"aoti": "FAILS differently: run/exception/RuntimeError: x"}):
         corpus, fid = _family_finding(tmp_path, **changes)
         assert mark_member(corpus, fid, lambda line: None) is None, changes
         assert corpus.finding(fid).status == "new"
+
+
+def test_a_wrapped_address_that_faults_on_one_run_and_reads_wrong_values_on_another_is_one_member(tmp_path):
+    # the H100's sum -> relu of a bf16 (d, 64), session 21: wrong values from row 2**25 (2**31
+    # elements) in the campaign, an illegal memory access when triage's AOTI rung ran it again
+    from fuzzaoti.corpus.known_bugs import mark_member
+
+    for aoti in ("FAILS differently: run/illegal_memory_access/AcceleratorError: CUDA error: an illegal memory "
+                 "access was encountered", "FAILS differently: compare/mismatch/values via amax"):
+        corpus, fid = _family_finding(tmp_path, aoti=aoti)
+        assert mark_member(corpus, fid, lambda line: None) is not None, aoti

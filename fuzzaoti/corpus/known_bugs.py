@@ -150,11 +150,21 @@ def _meets(rule: dict, finding) -> bool:
     if finding.device not in rule.get("devices", [finding.device]):
         return False
     for part, verdicts in (("ladder", finding.triage), ("workarounds", finding.workarounds)):
-        if any(verdicts.get(name) != verdict for name, verdict in rule.get(part, {}).items()):
+        if not all(_verdict_is(verdicts.get(name) or "", wanted) for name, wanted in rule.get(part, {}).items()):
             return False
     program = finding.case.program
     reached = [scale.reach(program, dict(env)) for env, _ in finding.case.runs]
     return all(any(r[key] >= least for r in reached) for key, least in rule.get("reach", {}).items())
+
+
+def _verdict_is(verdict: str, wanted: str | list[str]) -> bool:
+    """A rung's verdict against a rule's: that string, or one that begins with one of a list's
+    (an int32 address wrapped past 2**31 reads wrong values or faults, by where it lands: a
+    wrong-value finding whose AOTI rung ``FAILS differently: run/illegal_memory_access`` is one
+    bug; its rung reads back the finding's program at the finding's runs, on fresh memory)."""
+    if isinstance(wanted, str):
+        return verdict == wanted
+    return any(verdict.startswith(w) for w in wanted)
 
 
 def mark_member(corpus, finding_id: int, echo=print) -> str | None:
