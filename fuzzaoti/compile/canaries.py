@@ -46,7 +46,8 @@ def _install_index_shift() -> None:
 def _install_index_wild() -> None:
     # Adds 2**40 elements to every gathered address: a segfault on CPU. A Triton kernel that
     # indexes in int32 gets 2**28 elements instead (times a row stride below 8, an address that
-    # still fits its index type, gigabytes past the buffer): an illegal memory access on CUDA.
+    # still fits its index type, gigabytes past the buffer): an illegal memory access on CUDA
+    # (scripts/bench_restart.py on an H100, session 21).
     def wild(index, size):
         return index + (2**28 if _kernel_index_dtype() == "tl.int32" else 2**40)
 
@@ -86,7 +87,8 @@ CANARIES: dict[str, Canary] = {
                _install_index_shift),
         Canary("bmm-batch-rotate", "bmm multiplies batch i of mat1 with batch i+1 of mat2",
                _install_bmm_batch_rotate),
-        Canary("index-wild", "gathers/index loads read 2**40 elements past the index: a crash",
+        Canary("index-wild", "gathers/index loads read far past the index (2**40 elements; 2**28 in an "
+               "int32-indexed Triton kernel): a crash, an illegal memory access on CUDA",
                _install_index_wild),
     ]
 }
