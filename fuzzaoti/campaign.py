@@ -29,7 +29,8 @@ from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import BatchSizes
 from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
-from fuzzaoti.workers.pool import Submitted, WorkerPool, configs_label
+from fuzzaoti.workers.pool import Submitted, WorkerPool
+from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
 from fuzzaoti.model.case import Case

@@ -157,7 +157,7 @@ def _serve_naive_process(spec: dict) -> None:
     from fuzzaoti import compat
     from fuzzaoti.strategies import cases, programs
     from fuzzaoti.workers.execute import check_batch
-    from fuzzaoti.workers.pool import configs_label
+    from fuzzaoti.workers.pool_stats import configs_label
     from fuzzaoti.workers.protocol import Job
 
     faulthandler.enable()  # a compiled program that segfaults ends this process: say where

@@ -166,7 +166,7 @@ def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus,
 
 def test_a_campaign_of_one_config_set_draws_only_that_set(tmp_path):
     from fuzzaoti.campaign import Campaign, CampaignSettings, _TimeUp
-    from fuzzaoti.workers.pool import configs_label
+    from fuzzaoti.workers.pool_stats import configs_label
 
     drawn_labels = []
 

@@ -83,7 +83,7 @@ def test_programs_with_different_configs_are_compiled_apart(bmm_index_program, f
 
 
 def test_a_programs_configs_and_the_drawn_config_set_share_one_label(bmm_index_program):
-    from fuzzaoti.workers.pool import configs_label
+    from fuzzaoti.workers.pool_stats import configs_label
     from fuzzaoti.model.program import Program
     from fuzzaoti.strategies import batch_config_sets
 
