@@ -50,16 +50,36 @@ def test_out_of_memory_in_a_big_run_is_counted_never_a_finding(monkeypatch):
     monkeypatch.setattr(execute, "KEEP_BYTES", 0)
     real = execute.make_inputs
 
-    def tight(specs, seed, device):  # the third run's inputs do not fit this GPU after the compile
-        if seed == 2 and tight.calls["seed2"] == 1:
+    def tight(specs, seed, device):  # the third run's inputs do not fit this GPU at its turn
+        made.append(seed)
+        if seed == 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.00 GiB")
-        tight.calls["seed2"] += seed == 2
         return real(specs, seed, device)
 
-    tight.calls = {"seed2": 0}
+    made = []
     monkeypatch.setattr(execute, "make_inputs", tight)
     (outcome,) = check_batch(_job([_program()], RUNS), lambda stage: None).cases
     assert (outcome.symptom, outcome.runs_checked, outcome.runs_oom) == ("pass", 3, 1)
+    # each big run's inputs are made once, at its turn after the compile (0: the export example)
+    assert sorted(made) == [0, 0, 1, 2, 3]
+
+
+def test_a_program_whose_eager_run_fails_at_a_big_run_is_invalid_and_the_batch_goes_on(monkeypatch):
+    # a big run's eager run comes at its turn, after the compile: failing there, the program is
+    # invalid as it would have been in the eager pass, never a finding, and the others go on
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    real = execute._Member.expect
+
+    def expect(self, r, device):
+        if self.program.nodes[0].op == "abs" and self.runs[r][0]["d0"] == 70:
+            raise RuntimeError("shape '[70, 3]' is invalid for input of size 3")
+        return real(self, r, device)
+
+    monkeypatch.setattr(execute._Member, "expect", expect)
+    result = check_batch(_job([_program("neg"), _program("abs")], RUNS), lambda stage: None)
+    clean, invalid = result.cases
+    assert result.batch is None and (clean.symptom, clean.runs_checked) == ("pass", 4)
+    assert (invalid.stage, invalid.symptom, invalid.env) == ("eager", "invalid", {"d0": 70})
 
 
 def test_a_cuda_error_outside_the_guarded_run_fails_the_batch_fatally(monkeypatch):
@@ -138,9 +158,9 @@ def test_an_illegal_memory_access_surfacing_after_a_big_run_names_its_member(mon
 
     calls = []
 
-    def release(device):  # once after each member's eager run, then after member 0's big run
+    def release(device):  # first after member 0's big run (the eager pass makes no big run)
         calls.append(device)
-        if len(calls) == 3:
+        if len(calls) == 1:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     monkeypatch.setattr(execute, "_release", release)

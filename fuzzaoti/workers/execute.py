@@ -1,9 +1,9 @@
 """Inside a worker: check a batch of cases, stage by stage, and describe what happened as data.
 
 A case is a program plus the runtime runs to check it at (a dim assignment and an input seed
-each). Every member is first run in eager at every run: a member that fails there, or whose
-eager output is not finite, is *invalid* (a generator bug, never a finding) and is dropped.
-The valid members are merged and compiled once; then each run feeds every member its inputs
+each). Every member is first run in eager at every run but its big ones: a member that fails
+there, or whose eager output is not finite, is *invalid* (a generator bug, never a finding)
+and is dropped. The valid members are merged and compiled once; then each run feeds every member its inputs
 (a member whose sizes fall outside the ranges export decided gets its export-time example
 instead, and that run is skipped for it) and each member's outputs are judged by the oracle.
 """
@@ -37,7 +37,7 @@ class _StageClock:
     """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
     ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
     how to make a campaign faster, and it differs between CPU and GPU. A big run (one member at
-    a time, its expectation made again) counts apart, as ``big-eager``, ``big-run`` and
+    a time, its expectation made at its turn) counts apart, as ``big-eager``, ``big-run`` and
     ``big-compare``: the large profile's time per run past a crossing is its own question."""
 
     def __init__(self, progress: Progress):
@@ -68,12 +68,12 @@ class _StageClock:
         return {stage: round(s, 3) for stage, s in self.seconds.items()}
 
 
-#: a run's eager outputs and reference are kept from the eager pass up to this size; a bigger
-#: run's are made again after the compile, one member at a time (eight 2**31-element runs of
+#: a run's eager outputs and reference are made in the eager pass up to this size; a bigger
+#: run's are made after the compile, at its turn, one member at a time (eight 2**31-element runs of
 #: each of 64 members would not fit any GPU at once). ``FUZZAOTI_KEEP_BYTES`` sets it for the
 #: workers a test starts, to drive big runs with small tensors.
 KEEP_BYTES = int(os.environ.get("FUZZAOTI_KEEP_BYTES", 256 << 20))
-LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made again at its turn
+LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made at its turn
 
 
 class _Member:
@@ -111,37 +111,48 @@ class _Member:
         return inputs, eager, reference
 
     def run_eager(self, device: str) -> None:
-        """Run every run in eager first: a program that fails there, or whose output is not
+        """Run every kept run in eager first: a program that fails there, or whose output is not
         finite, is invalid and never compiled. A run over the byte budget, or that runs out of
-        memory, is not run at all (counted)."""
-        import torch
-
+        memory, is not run at all (counted). A big run (past ``KEEP_BYTES``) is only marked
+        ``LATER``: its eager run, judged the same way, comes at its turn after the compile
+        (``_Runner.big``), once: making it here too, only to drop it, was a third of a CPU
+        campaign's worker time."""
         for r, (env, seed) in enumerate(self.runs):
             if self.max_bytes is not None and not fits(self.program, env, self.max_bytes):
                 self.over_budget += 1
                 self.expected.append(None)
                 continue
-            try:
-                inputs, eager, reference = self.expect(r, device)
-            except Exception as exc:  # noqa: BLE001
-                if symptom_of_exception(exc) == "illegal_memory_access":
-                    raise  # a poisoned CUDA context, not an invalid program (check_batch)
-                if symptom_of_exception(exc) == "oom":
-                    self.oom += 1
-                    self.expected.append(None)
-                    _release(device)
-                    continue
-                message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
-                self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
+            if checked_bytes(self.program, env, self.max_bytes) > KEEP_BYTES:
+                self.expected.append(LATER)
+                continue
+            expected = self.expect_valid(r, device)
+            if self.outcome is not None:
                 return
-            if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
-                self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
-                return
-            kept = checked_bytes(self.program, env, self.max_bytes) <= KEEP_BYTES
-            self.expected.append((inputs, eager, reference) if kept else LATER)
-            del inputs, eager, reference
-            if not kept:
+            self.expected.append(expected)
+
+    def expect_valid(self, r: int, device: str) -> tuple[list, list, list] | None:
+        """``expect(r)``, or None where eager failed: out of memory is counted, an illegal memory
+        access re-raised (a poisoned CUDA context, not an invalid program: ``check_batch``), and
+        any other error, or an output that is not finite, makes the program invalid."""
+        import torch
+
+        env, seed = self.runs[r]
+        try:
+            inputs, eager, reference = self.expect(r, device)
+        except Exception as exc:  # noqa: BLE001
+            if symptom_of_exception(exc) == "illegal_memory_access":
+                raise
+            if symptom_of_exception(exc) == "oom":
+                self.oom += 1
                 _release(device)
+                return None
+            message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
+            self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
+            return None
+        if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
+            self.outcome = Outcome("eager", "invalid", "eager output is not finite", env=env, seed=seed)
+            return None
+        return inputs, eager, reference
 
     def example_inputs(self, device: str) -> list:
         return make_inputs(input_specs(self.program, self.program.hint_env()), 0, device)
@@ -243,7 +254,7 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
             failure = run(r, kept)
             if failure is not None:
                 return failure
-            for k, m in enumerate(members):  # the big runs: one member at a time, made again now
+            for k, m in enumerate(members):  # the big runs: one member at a time, made now
                 if m.outcome is None and r < len(m.expected) and m.expected[r] == LATER:
                     failure = run.big(r, k)
                     if failure is not None:
@@ -262,11 +273,18 @@ class _Runner:
 
     def big(self, r: int, k: int) -> Outcome | None:
         """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
-        expectation made again: a run that runs out of memory is counted, never a finding."""
+        expectation made now and judged as the eager pass judges a kept run's (an eager failure
+        makes the program invalid): a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
         self.progress(member_stage("big-eager", r, k))
         try:
-            expected = member.expect(r, self.device)
+            expected = member.expect_valid(r, self.device)  # (None: out of memory, or invalid)
+        except Exception:
+            member.suspect = True  # an illegal memory access surfacing in its eager run
+            raise
+        if expected is None:
+            return None
+        try:
             poison_like(expected[1])  # its outputs' blocks hold no stale eager output
             failure = self(r, {k: expected}, big=True)
             _release(self.device)  # (where an asynchronous illegal memory access may surface)
