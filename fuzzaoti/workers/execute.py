@@ -1,11 +1,12 @@
 """Inside a worker: check a batch of cases, stage by stage, and describe what happened as data.
 
 A case is a program plus the runtime runs to check it at (a dim assignment and an input seed
-each). Every member is first run in eager at every run but its big ones: a member that fails
-there, or whose eager output is not finite, is *invalid* (a generator bug, never a finding)
-and is dropped. The valid members are merged and compiled once; then each run feeds every member its inputs
-(a member whose sizes fall outside the ranges export decided gets its export-time example
-instead, and that run is skipped for it) and each member's outputs are judged by the oracle.
+each). Every member is first run in eager at every run but its big ones (those come at their
+turn, after the compile): a member that fails there, or whose eager output is not finite, is
+*invalid* (a generator bug, never a finding) and is dropped. The valid members are merged and
+compiled once; then each run feeds every member its inputs (a member whose sizes fall outside
+the ranges export decided gets its export-time example instead, and that run is skipped for
+it) and each member's outputs are judged by the oracle.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ class _StageClock:
 
 
 #: a run's eager outputs and reference are made in the eager pass up to this size; a bigger
-#: run's are made after the compile, at its turn, one member at a time (eight 2**31-element runs of
-#: each of 64 members would not fit any GPU at once). ``FUZZAOTI_KEEP_BYTES`` sets it for the
+#: run's are made after the compile, at its turn, one member at a time (eight 2**31-element
+#: runs of each of 64 members would not fit any GPU at once). ``FUZZAOTI_KEEP_BYTES`` sets it for the
 #: workers a test starts, to drive big runs with small tensors.
 KEEP_BYTES = int(os.environ.get("FUZZAOTI_KEEP_BYTES", 256 << 20))
 LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made at its turn
@@ -307,6 +308,7 @@ class _Runner:
                 judged[k] = chosen[k]
         if not judged:
             return None
+
         def announce(stage: str) -> None:  # a big run names its member: a death there blames it
             self.progress(member_stage(f"big-{stage}", r, next(iter(judged))) if big else f"{stage} {r}")
 
