@@ -254,3 +254,24 @@ def test_stage_announcements_name_the_member_of_a_big_run():
     assert parse_stage(member_stage("big-eager", 0, 12)) == ("eager", 0, 12)
     assert parse_stage("compare 2") == ("compare", None, None)
     assert parse_stage("compile") == ("compile", None, None)
+
+
+def test_a_new_pool_removes_the_package_folders_of_processes_that_are_gone(tmp_path, monkeypatch):
+    # a campaign killed by SIGKILL never closes its pool: the next pool on the machine sweeps up
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"fuzzaoti-packages-{gone.pid}-abc"
+    live = tmp_path / f"fuzzaoti-packages-{os.getpid()}-def"
+    for folder in (dead, live):
+        (folder / "7").mkdir(parents=True)
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        assert not dead.exists() and live.exists()
+        assert os.path.basename(pool._packages).startswith(f"fuzzaoti-packages-{os.getpid()}-")
+    finally:
+        pool.close()

@@ -16,6 +16,7 @@ queues its next batch before the current one is done, so no worker waits at batc
 
 from __future__ import annotations
 
+import glob
 import heapq
 import itertools
 import os
@@ -122,7 +123,7 @@ class WorkerPool:
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
         self._seq = itertools.count()
-        self._packages = tempfile.mkdtemp(prefix="fuzzaoti-packages-")  # one directory per group...
+        self._packages = _packages_root()  # one directory per group...
         self._package_users: Counter = Counter()  # ...removed once no queued group needs it
         self._state = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -326,6 +327,27 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
         return [_Part([suspect]), _Part(rest)], False
     half = len(judged) // 2
     return [_Part(judged[:half]), _Part(judged[half:])], True
+
+
+def _packages_root() -> str:
+    """A new folder for a pool's packages, named by its process. The folders of processes that
+    are gone go first: a campaign killed by SIGKILL (a Slurm job preempted, say) never closes
+    its pool, and would leave the packages of the groups it was reloading behind."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), "fuzzaoti-packages-*-*")):
+        pid = os.path.basename(path).split("-")[2]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"fuzzaoti-packages-{os.getpid()}-")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
