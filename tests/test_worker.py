@@ -173,7 +173,8 @@ def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
     ima = Outcome("run", "illegal_memory_access", "CUDA error: an illegal memory access was encountered")
     wrong, passed = Outcome("compare", "mismatch", "1 of 8 wrong"), Outcome("done", "pass")
     named = pool._attempt(_Stub(BatchResult(batch=ima, suspect=1)), cases, None, False)
-    assert (named[0], named[1], named[3]) == (None, [_Part([1]), _Part([0, 1, 2], (1,), True)], False)
+    assert (named[0], named[1], named[3]) == (None, [_Part([1]), _Part([0, 1, 2], (1,))], False)
+    assert named[1][1].reload and not named[1][0].reload
     unnamed = pool._attempt(_Stub(BatchResult(batch=ima)), cases, None, False)
     assert (unnamed[1], unnamed[3]) == ([_Part([0]), _Part([1, 2])], True)
     retired = pool._attempt(_Stub(BatchResult(cases=(passed, wrong, passed))), cases, None, False)
@@ -206,7 +207,7 @@ def test_the_rest_of_a_group_whose_suspect_failed_in_a_run_is_reloaded_not_compi
     worker = _Stub(BatchResult(batch=ima, suspect=3))
     again = pool._attempt(worker, cases, None, True, "/pkg", (1,))
     assert (worker.job.package, worker.job.exclude) == ("/pkg", (1,))
-    assert again[1] == [_Part([3]), _Part([0, 1, 2, 3], (1, 3), True)] and pool.stats.reloads == 1
+    assert again[1] == [_Part([3]), _Part([0, 1, 2, 3], (1, 3))] and pool.stats.reloads == 1
     # a failure before the runs (a compile assert blamed on member 2): the package is no proof
     crash = Outcome("compile", "crash", "worker died with signal SIGSEGV")
     assert pool._attempt(_Stub(BatchResult(batch=crash, suspect=2)), cases, None, False)[1] == [_Part([2]),

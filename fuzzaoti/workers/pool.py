@@ -93,11 +93,15 @@ class _Group:
 
 class _Part(NamedTuple):
     """What of a failed group is checked next: ``positions`` of its cases, compiled afresh; or,
-    with ``reload``, all of them again from the group's package, the ``exclude``d not checked."""
+    with members to ``exclude``, all of them again from the group's package (``reload``), the
+    excluded ones not checked."""
 
     positions: list[int]
     exclude: tuple[int, ...] = ()
-    reload: bool = False
+
+    @property
+    def reload(self) -> bool:
+        return bool(self.exclude)
 
 
 URGENT, QUEUED = 0, 1
@@ -323,7 +327,7 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
         if not rest:
             return [_Part([suspect])], False
         if result.batch.stage in ("run", "compare"):
-            return [_Part([suspect]), _Part(list(range(size)), tuple(sorted({*exclude, suspect})), True)], False
+            return [_Part([suspect]), _Part(list(range(size)), tuple(sorted({*exclude, suspect})))], False
         return [_Part([suspect]), _Part(rest)], False
     half = len(judged) // 2
     return [_Part(judged[:half]), _Part(judged[half:])], True

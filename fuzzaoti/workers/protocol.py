@@ -80,14 +80,14 @@ class BatchResult:
         return any(fatal_for_process(o.symptom, device) for o in self.outcomes())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"batch": self.batch.to_dict() if self.batch is not None else None,
+        return {"batch": _dict(self.batch),
                 "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
                 "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchResult:
         cases = data.get("cases")
-        return cls(batch=Outcome.from_dict(data["batch"]) if data.get("batch") is not None else None,
+        return cls(batch=_outcome(data.get("batch")),
                    cases=tuple(_outcome(o) for o in cases) if cases is not None else None,
                    suspect=data.get("suspect"), recheck=tuple(data.get("recheck") or ()),
                    seconds=dict(data.get("seconds") or {}))
