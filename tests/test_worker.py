@@ -94,6 +94,19 @@ def test_a_programs_configs_and_the_drawn_config_set_share_one_label(bmm_index_p
     assert configs_label({"triton.native_matmul": True, "max_autotune": True}) == "max_autotune+triton.native_matmul"
 
 
+def test_a_reload_counts_as_no_compile_in_the_mean_compile_time():
+    # follow-ups budget their checks by the mean compile; a reload (a load, no compile) must
+    # neither add a compile nor its seconds to it
+    from fuzzaoti.workers.pool_stats import PoolStats
+
+    stats = PoolStats()
+    stats.add(40.0, False, {"compile": 40.0}, "default", 8)
+    stats.add(20.0, True, {"compile": 20.0}, "default", 3)
+    stats.add(5.0, True, {"load": 5.0}, "default", 4, reloaded=True)
+    assert (stats.compiles, stats.reloads) == (2, 1)
+    assert stats.mean_compile_s == 30.0
+
+
 def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_fault):
     fake_fault("bmm:raise")
     pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
@@ -257,8 +270,9 @@ def test_stage_announcements_name_the_member_of_a_big_run():
     assert parse_stage("compile") == ("compile", None, None)
 
 
-def test_a_new_pool_removes_the_package_folders_of_processes_that_are_gone(tmp_path, monkeypatch):
+def test_a_new_pool_removes_what_processes_that_are_gone_left_behind(tmp_path, monkeypatch):
     # a campaign killed by SIGKILL never closes its pool: the next pool on the machine sweeps up
+    # its package folders and its workers' stderr files
     import subprocess
     import sys
     import tempfile
@@ -270,9 +284,16 @@ def test_a_new_pool_removes_the_package_folders_of_processes_that_are_gone(tmp_p
     live = tmp_path / f"fuzzaoti-packages-{os.getpid()}-def"
     for folder in (dead, live):
         (folder / "7").mkdir(parents=True)
+    dead_stderr = tmp_path / f"fuzzaoti-worker-{gone.pid}-xyz.stderr"
+    live_stderr = tmp_path / f"fuzzaoti-worker-{os.getpid()}-uvw.stderr"
+    dead_stderr.write_text("x")
+    live_stderr.write_text("x")
     pool = WorkerPool(WorkerConfig(backend="fake"))
     try:
         assert not dead.exists() and live.exists()
+        assert not dead_stderr.exists() and live_stderr.exists()
+        assert all(os.path.basename(w.stderr_path).startswith(f"fuzzaoti-worker-{os.getpid()}-")
+                   for w in pool.workers)
         assert os.path.basename(pool._packages).startswith(f"fuzzaoti-packages-{os.getpid()}-")
     finally:
         pool.close()

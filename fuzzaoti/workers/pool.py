@@ -334,14 +334,26 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
 
 
 def _packages_root() -> str:
-    """A new folder for a pool's packages, named by its process. The folders of processes that
-    are gone go first: a campaign killed by SIGKILL (a Slurm job preempted, say) never closes
-    its pool, and would leave the packages of the groups it was reloading behind."""
-    for path in glob.glob(os.path.join(tempfile.gettempdir(), "fuzzaoti-packages-*-*")):
-        pid = os.path.basename(path).split("-")[2]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
+    """A new folder for a pool's packages, named by its process. What processes that are gone
+    left behind goes first: a campaign killed by SIGKILL (a Slurm job preempted, say) never closes
+    its pool, and would leave the packages of the groups it was reloading, and its workers'
+    stderr files, behind."""
+    for kind in ("packages", "worker"):
+        for path in glob.glob(os.path.join(tempfile.gettempdir(), f"fuzzaoti-{kind}-*-*")):
+            pid = os.path.basename(path).split("-")[2]
+            if pid.isdigit() and not _process_alive(int(pid)):
+                _remove(path)
     return tempfile.mkdtemp(prefix=f"fuzzaoti-packages-{os.getpid()}-")
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _process_alive(pid: int) -> bool:

@@ -21,6 +21,7 @@ class PoolStats:
     bisect_causes: Counter = field(default_factory=Counter)  # what failed whole batches, by signature
     rechecks: int = 0  # members pinned by a run probe (execute._Runner.probe) and checked alone: no bisection
     reloads: int = 0  # the rest of a group whose suspect killed a run, checked from its package: no compile
+    reload_s: float = 0.0  # worker-seconds of those (counted in compile_s or bisect_s as well)
     stage_s: Counter = field(default_factory=Counter)  # worker-seconds per stage (eager, export, compile, ...)
     configs_s: Counter = field(default_factory=Counter)  # worker-seconds per compile config set, bisection included
     configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
@@ -29,6 +30,7 @@ class PoolStats:
             reloaded: bool = False) -> None:
         if reloaded:
             self.reloads += 1
+            self.reload_s += seconds
         else:
             self.compiles += 1
         if bisecting:
@@ -42,8 +44,9 @@ class PoolStats:
 
     @property
     def mean_compile_s(self) -> float:
-        """Worker-seconds one compile (and its runs) has taken so far, bisections included."""
-        return (self.compile_s + self.bisect_s) / self.compiles if self.compiles else 0.0
+        """Worker-seconds one compile (and its runs) has taken so far, bisections included; a
+        reload's seconds are no compile's (it costs a load), so they count in neither part."""
+        return (self.compile_s + self.bisect_s - self.reload_s) / self.compiles if self.compiles else 0.0
 
     def describe(self) -> str:
         total = self.compile_s + self.bisect_s

@@ -89,7 +89,8 @@ class Worker:
         self.restarts = -1  # the first start is not a restart
         self.stage: str | None = None  # what it is doing now (None: idle), for progress lines...
         self.stage_since = 0.0  # ...and since when (monotonic)
-        fd, self.stderr_path = tempfile.mkstemp(prefix="fuzzaoti-worker-", suffix=".stderr")
+        # named by this process: a pool started after a SIGKILL removes the files of dead ones
+        fd, self.stderr_path = tempfile.mkstemp(prefix=f"fuzzaoti-worker-{os.getpid()}-", suffix=".stderr")
         os.close(fd)
 
     # ---- lifecycle -------------------------------------------------------------------------
