@@ -258,6 +258,9 @@ def at_fuzzaotis_mix(base: Arm, fuzz: Arm) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=3.0, help="minutes for each of the two runs")
+    parser.add_argument("--naive-minutes", type=float, default=None,
+                        help="minutes for the naive arm alone (default: --minutes): its rate is steady (one "
+                             "compile a program), so a shorter baseline leaves a short GPU lease more for fuzzaoti")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--batch-size", type=int, default=None, help="fixed batch size (default: adaptive)")
     parser.add_argument("--workers", type=int, nargs="+", default=None,
@@ -292,7 +295,8 @@ def main() -> None:
         from fuzzaoti.workers.placement import default_max_bytes, default_workers
 
         args.max_bytes = default_max_bytes(args.device, args.profile, None, default_workers(args.device, None))
-    base = naive(args.minutes, args.device, args.seed, config_sets, args.profile, args.max_bytes)
+    naive_minutes = args.minutes if args.naive_minutes is None else args.naive_minutes
+    base = naive(naive_minutes, args.device, args.seed, config_sets, args.profile, args.max_bytes)
     print(f"naive loop: {base.programs} programs in {base.seconds:.0f} s = {base.per_minute():.1f} programs/min "
           f"({base.seconds / max(base.programs, 1):.1f} s per program, about one AOTI compile each; by configs: "
           f"{base.describe_configs()}; {base.restarts} restarts of its process after a check that left it "
