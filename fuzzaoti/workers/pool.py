@@ -127,7 +127,8 @@ class WorkerPool:
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
         self._seq = itertools.count()
-        self._packages = _packages_root()  # one directory per group...
+        _sweep_leftovers_of_dead_pools()
+        self._packages = tempfile.mkdtemp(prefix=f"fuzzaoti-packages-{os.getpid()}-")  # one directory per group...
         self._package_users: Counter = Counter()  # ...removed once no queued group needs it
         self._state = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -333,17 +334,15 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
     return [_Part(judged[:half]), _Part(judged[half:])], True
 
 
-def _packages_root() -> str:
-    """A new folder for a pool's packages, named by its process. What processes that are gone
-    left behind goes first: a campaign killed by SIGKILL (a Slurm job preempted, say) never closes
-    its pool, and would leave the packages of the groups it was reloading, and its workers'
-    stderr files, behind."""
+def _sweep_leftovers_of_dead_pools() -> None:
+    """Remove the package folders and worker stderr files of pools whose process is gone (both
+    are named by it): a campaign killed by SIGKILL (a Slurm job preempted, say) never closes its
+    pool, and would leave the packages of the groups it was reloading behind."""
     for kind in ("packages", "worker"):
         for path in glob.glob(os.path.join(tempfile.gettempdir(), f"fuzzaoti-{kind}-*-*")):
             pid = os.path.basename(path).split("-")[2]
             if pid.isdigit() and not _process_alive(int(pid)):
                 _remove(path)
-    return tempfile.mkdtemp(prefix=f"fuzzaoti-packages-{os.getpid()}-")
 
 
 def _remove(path: str) -> None:
