@@ -74,10 +74,13 @@ def reference_dtype(program: Program, env: Mapping[str, int], max_bytes: int | N
     """The dtype floats are upcast to for the reference run: ``float64``, ``float32`` where only
     that fits ``max_bytes`` (half-precision programs only), None when no output is a float (the
     oracle compares integers with eager exactly and needs no reference)."""
-    infos = tensors(program, env)
+    return _reference_dtype(program, tensors(program, env), max_bytes)
+
+
+def _reference_dtype(program: Program, infos, max_bytes: int | None) -> str | None:
     if not any(infos[o].dtype in FLOAT_DTYPES for o in program.outputs):
         return None
-    if max_bytes is None or run_bytes(program, env, "float64") <= max_bytes:
+    if max_bytes is None or _run_bytes(program, infos, "float64") <= max_bytes:
         return "float64"
     if all(d in HALF for d in program.float_dtypes()):
         return "float32"
@@ -90,7 +93,10 @@ def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = 
     the inputs plus the largest of: eager's tensors while it runs; eager's outputs with the
     reference's upcast inputs and tensors while that runs; both outputs with the compiled model's
     buffers (at most eager's tensors). And the oracle's chunk."""
-    infos = tensors(program, env)
+    return _run_bytes(program, tensors(program, env), reference)
+
+
+def _run_bytes(program: Program, infos, reference: str | None) -> int:
     inputs = [infos[i.name] for i in program.inputs]
     made = [infos[n.name] for n in program.nodes if not infos[n.name].view]
     outputs = [infos[o] for o in dict.fromkeys(program.outputs)]
@@ -113,15 +119,20 @@ def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = 
 
 def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | None) -> int:
     """``run_bytes`` with the reference dtype the run would use."""
-    return run_bytes(program, env, reference_dtype(program, env, max_bytes))
+    return _checked_bytes(program, tensors(program, env), max_bytes)
+
+
+def _checked_bytes(program: Program, infos, max_bytes: int | None) -> int:
+    return _run_bytes(program, infos, _reference_dtype(program, infos, max_bytes))
 
 
 def fits(program: Program, env: Mapping[str, int], max_bytes: int | None) -> bool:
     """A checked run at ``env`` holds at most ``max_bytes`` (None: any) and no op of it works on
     more than ``MAX_WORK`` elements: the one rule the strategies draw shapes by and a worker
-    skips runs by."""
-    return (work(program, env) <= MAX_WORK
-            and (max_bytes is None or checked_bytes(program, env, max_bytes) <= max_bytes))
+    skips runs by. The runtime-shape solver asks it tens of times a program, so the tensors are
+    inferred once here, not once per measure."""
+    infos = tensors(program, env)
+    return _work(infos) <= MAX_WORK and (max_bytes is None or _checked_bytes(program, infos, max_bytes) <= max_bytes)
 
 
 def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:
@@ -133,7 +144,11 @@ def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:
 def work(program: Program, env: Mapping[str, int]) -> int:
     """The numel of the largest tensor any op of ``program`` reads or writes at ``env``, views
     (stride-0 expansions too) counted at their full size: what bounds a run's time."""
-    return max(info.numel for info in tensors(program, env).values())
+    return _work(tensors(program, env))
+
+
+def _work(infos) -> int:
+    return max(info.numel for info in infos.values())
 
 
 def family_reach(program: Program, env: Mapping[str, int]) -> dict[str, dict[str, int]]:
