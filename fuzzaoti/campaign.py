@@ -34,7 +34,7 @@ from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
 from fuzzaoti.model.case import Case
-from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, get_profile
+from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, crossing_first, get_profile
 from fuzzaoti.findings.follow_up import FollowUps, deferred
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu, wants_standby
 from fuzzaoti.workers.worker import WorkerConfig
@@ -230,12 +230,13 @@ class Campaign:
             finish(self.in_flight.pop(0))
 
     def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> _InFlight:
-        """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside,
-        ``size`` cut to what fits in the time left after the batch queued before it."""
+        """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside, those
+        with a run past a crossing first (``crossing_first``), ``size`` cut to what fits in the
+        time left after the batch queued before it."""
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
-        drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
+        drawn = crossing_first([c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)])
         picked = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]

@@ -6,8 +6,10 @@ from collections import Counter
 import pytest
 
 from fuzzaoti.model import scale
+from fuzzaoti.model.case import Case, Run
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 from fuzzaoti.strategies.histograms import sample
-from fuzzaoti.strategies import cases, get_profile, programs
+from fuzzaoti.strategies import cases, crossing_first, get_profile, programs
 from fuzzaoti.strategies._big_dims import BIG_KINDS, big_kind, is_big
 from fuzzaoti.strategies._large import LARGE_CORE
 from fuzzaoti.strategies._shapes import MIN_LARGE_RUNS, MIN_RUNS_NO_BIG_DIM, crossing_shapes, run_seed
@@ -102,3 +104,15 @@ def test_the_runs_of_a_case_share_one_drawn_seed_yet_each_gets_its_own():
     seeds = [run_seed(first, k) for first in (0, 2**31 - 1) for k in range(64)]
     assert len(set(seeds)) == len(seeds) and all(0 <= s < 2**31 for s in seeds)
     assert run_seed(12345, 0) == 12345
+
+
+def test_a_batch_takes_the_cases_that_reach_a_crossing_first():
+    program = Program(dims=(DimSpec("d", 2, None, 8),), inputs=(InputSpec("x", "int8", ("d", 8)),),
+                      nodes=(Node("t0", "abs", ("x",), ()),), outputs=("t0",)).validate()
+
+    def case(*sizes):
+        return Case(program, tuple(Run.of({"d": n}, k) for k, n in enumerate(sizes)))
+
+    small, large, larger, small_too = case(4, 9), case(4, 2**28), case(2**29), case(5)
+    assert crossing_first([small, large, small_too, larger]) == [large, larger, small, small_too]
+    assert crossing_first([small, small_too]) == [small, small_too]  # the small profile: as drawn

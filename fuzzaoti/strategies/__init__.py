@@ -19,6 +19,7 @@ _HOMES = {
     "PROFILES": "_profiles", "Profile": "_profiles", "get_profile": "_profiles",
     "batch_config_sets": "_configs", "config_sets": "_configs", "CORE_OPS": "_core", "programs": "_programs",
     "cases": "_shapes", "runtime_shapes": "_shapes", "batches": "_batches", "cases_per_batch": "_batches",
+    "crossing_first": "_batches",
 }
 
 __all__ = sorted([*_HOMES, "Case", "Run"])
