@@ -167,7 +167,7 @@ class Campaign:
     def _load_quarantine(self) -> None:
         """Triggers of the bugs already known: built-in entries and this corpus's findings."""
         device = self.settings.device
-        for trigger in known_triggers(builtin_entries(), device, self.versions["torch"]):
+        for trigger in known_triggers(builtin_entries(), device, self.versions["torch"], self.settings.profile):
             self.quarantine.add(trigger)
         for row in self.corpus.findings():
             self.quarantine.add(finding_trigger(row, device))

@@ -32,6 +32,17 @@ def test_features_are_ops_derived_dims_wide_literals_and_truthy_configs():
     assert features(_program([("arange_index", (("mult", 1_000_000_007), ("offset", 0)))])) == {"arange_index"}
 
 
+def test_a_dim_without_a_finite_max_in_export_is_an_unbounded_dim():
+    def dim(max_, kind):
+        return Program(dims=(DimSpec("d", 2, max_, 8, kind),), inputs=(InputSpec("x", "int8", ("d",)),),
+                       nodes=(Node("t0", "abs", ("x",), ()),), outputs=("t0",)).validate()
+
+    assert "unbounded-dim" in features(dim(None, "range"))
+    assert "unbounded-dim" in features(dim(2**34, "auto"))  # its max only bounds the sizes fuzzaoti feeds
+    assert "unbounded-dim" in features(dim(2**34, "dynamic"))
+    assert "unbounded-dim" not in features(dim(2**33, "range"))  # the seeds' workaround
+
+
 def test_a_program_is_quarantined_when_it_has_every_feature_of_a_trigger():
     q = Quarantine([Trigger(frozenset({"arange_index", "derived-dim"}), "x")], rate=0.0)
     assert q.trigger_of(ARANGE_DERIVED) is not None
@@ -78,8 +89,8 @@ def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
     assert trigger(stage="eager", symptom="crash") is not None
 
 
-def _quarantining(device, torch_version):
-    return {t.source for t in known_triggers(builtin_entries(), device, torch_version)}
+def _quarantining(device, torch_version, profile="small"):
+    return {t.source for t in known_triggers(builtin_entries(), device, torch_version, profile)}
 
 
 def test_builtin_known_bugs_quarantine_only_where_they_say():
@@ -93,6 +104,11 @@ def test_builtin_known_bugs_quarantine_only_where_they_say():
     assert "inductor-tiling-derived-dim-assert.json" in on_cuda
     for newer in ("2.13.0", "2.15.0+cu130", "2.14.0.dev20261201+cu130"):
         assert "inductor-tiling-derived-dim-assert.json" not in _quarantining("cuda", newer)
+    # a wrong value on a GPU costs the worker; only the large profile runs an unbounded dim past 2**31
+    unbounded = "aoti-unbounded-dim-int32-indexing-from-hint.json"
+    assert unbounded in _quarantining("cuda", "2.11.0+cu130", "large")
+    assert unbounded not in _quarantining("cuda", "2.11.0+cu130", "small")
+    assert unbounded not in _quarantining("cpu", "2.11.0", "large")
 
 
 def test_a_builtin_entry_with_triggers_has_one_its_own_program_meets():
