@@ -7,6 +7,7 @@ ranges (for memory budgets and validity), and rendered as a torch.export derived
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Mapping, Union
@@ -82,7 +83,15 @@ def parse(size: Size) -> Affine:
 
 def evaluate(size: Size, env: Mapping[str, int]) -> int:
     """The value of ``size`` when the root dims take the values in ``env``."""
-    return size if isinstance(size, int) else parse(size).evaluate(env)
+    return size if isinstance(size, int) else _parsed(size).evaluate(env)
+
+
+@functools.cache
+def _parsed(expression: str) -> Affine:
+    """``parse`` remembered: the runtime-shape solver evaluates a program's few expressions at
+    thousands of assignments a program, and a campaign meets few distinct expressions (dim
+    names, ``2*d0``, ``d1+1``, their negations), so the cache stays small."""
+    return parse(expression)
 
 
 def canonical(size: Size) -> Size:
