@@ -1,5 +1,10 @@
 """The CLI in-process: help everywhere, one-line errors with exit 2, and the fake-backend loop."""
 
+import importlib.util
+import os
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
@@ -119,3 +124,17 @@ def test_strategies_prints_the_size_classes_and_the_share_of_runs_past_a_crossin
     line = next(ln for ln in out.splitlines() if ln.startswith("runs past a crossing:"))
     past, runs = (int(w) for w in line.split(":")[1].split("(")[0].split(" of "))
     assert 0 < past <= runs, line
+
+
+def test_a_command_leaves_no_hypothesis_folder_in_the_working_directory(tmp_path):
+    # a fresh process: Hypothesis settles where its files go once per process
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    work = tmp_path / "pytorch-checkout"
+    work.mkdir()
+    done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "strategies", "--sample", "10"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not (work / ".hypothesis").exists()
+    if importlib.util.find_spec("hypothesis.internal.constants_ast"):  # a Hypothesis that keeps such files
+        assert (tmp_path / "cache" / "fuzzaoti" / "hypothesis").is_dir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -45,3 +46,15 @@ class OneLineErrors(click.Group):
 @click.version_option(package_name="fuzzaoti")
 def main() -> None:
     """Property-based differential fuzzing of PyTorch AOTInductor against eager."""
+    _hypothesis_files_out_of_the_working_directory()
+
+
+def _hypothesis_files_out_of_the_working_directory() -> None:
+    """Hypothesis keeps files under ``./.hypothesis`` (the constants it reads from the source of
+    the programs' strategies, when fuzzaoti is a checkout), so a campaign started in a PyTorch
+    checkout would leave that folder there. A command keeps them in the user's cache instead,
+    unless ``HYPOTHESIS_STORAGE_DIRECTORY`` names a place; the corpus is a campaign's example
+    database, not these files."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "fuzzaoti", "hypothesis")
