@@ -297,3 +297,27 @@ def test_a_new_pool_removes_what_processes_that_are_gone_left_behind(tmp_path, m
         assert os.path.basename(pool._packages).startswith(f"fuzzaoti-packages-{os.getpid()}-")
     finally:
         pool.close()
+
+
+def test_a_check_the_pool_closed_midway_counts_as_nothing(bmm_index_program):
+    # the campaign's end closes the pool: a worker killed then answered "died with signal
+    # SIGKILL (killed: out of memory?)", and the summary counted a batch failed by a crash
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.protocol import BatchResult
+
+    class ClosedMidway:
+        config = WorkerConfig(backend="fake")
+        closed = False
+
+        def check(self, job):
+            self.closed = True
+            return BatchResult(batch=Outcome("eager", "crash", "worker died with signal SIGKILL"),
+                               seconds={"crash": 1.0})
+
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    try:
+        outcomes, parts, _, _ = pool._attempt(ClosedMidway(), [_case(bmm_index_program)] * 2, None, False)
+        assert outcomes == [None, None] and parts == []
+        assert pool.stats.compiles == 0 and not pool.stats.bisect_causes
+    finally:
+        pool.close()

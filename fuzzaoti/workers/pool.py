@@ -287,6 +287,10 @@ class WorkerPool:
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
+        if worker.closed:  # the pool closed it mid-check (the campaign's end): its death is no
+            # crash of these cases, and their outcome is no one's (a summary had counted the
+            # SIGKILL of the close as a batch failed by "out of memory?")
+            return [None] * len(cases), [], seconds, False
         judged = [k for k in range(len(cases)) if k not in exclude]
         with self._stats_lock:
             self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), len(judged),
