@@ -87,6 +87,9 @@ def test_only_batch_failing_findings_on_the_campaigns_device_give_triggers():
     assert trigger(stage="compare", symptom="mismatch") is None  # fails no batch
     assert trigger(stage="export") is None  # pinned member by member
     assert trigger(stage="eager", symptom="crash") is not None
+    unbounded = Program.from_dict({**ARANGE.to_dict(), "dims": [{"name": "d", "min": 2, "max": None, "hint": 8}]})
+    assert "unbounded-dim" in features(unbounded)
+    assert trigger(shrunk_program=unbounded.to_json()).features == {"arange_index", "int64-literal", "relu"}
 
 
 def _quarantining(device, torch_version, profile="small"):

@@ -70,10 +70,13 @@ class Trigger:
 
 def finding_trigger(row: Finding, device: str) -> Trigger | None:
     """The trigger of a stored finding: its shrunk program's features (else its program's),
-    for a finding on ``device`` that fails whole batches and is not a canary's."""
+    for a finding on ``device`` that fails whole batches and is not a canary's. Not
+    ``unbounded-dim``: a shrunk program may keep a dim of no max the bug does not need (many
+    drawn programs have one), and the trigger would then miss the bug's bounded programs; a
+    known entry names it where the bug needs it."""
     if row.device != device or row.canary or not fails_whole_batch(row.stage, row.symptom):
         return None
-    return Trigger(features(row.case.program), f"finding {row.id}")
+    return Trigger(features(row.case.program) - {"unbounded-dim"}, f"finding {row.id}")
 
 
 def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, torch_version: str,
