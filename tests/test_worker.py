@@ -199,12 +199,14 @@ def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
 
 class _Stub:  # a worker that answers with a given result, and keeps the job it was given
     config = WorkerConfig(device="cuda", backend="fake")
+    closed = False
 
-    def __init__(self, result):
-        self.result, self.job = result, None
+    def __init__(self, result, closed_midway=False):
+        self.result, self.job, self.closed_midway = result, None, closed_midway
 
     def check(self, job):
         self.job = job
+        self.closed = self.closed_midway  # (the pool's close, while this check ran)
         return self.result
 
 
@@ -305,18 +307,11 @@ def test_a_check_the_pool_closed_midway_counts_as_nothing(bmm_index_program):
     from fuzzaoti.check.outcome import Outcome
     from fuzzaoti.workers.protocol import BatchResult
 
-    class ClosedMidway:
-        config = WorkerConfig(backend="fake")
-        closed = False
-
-        def check(self, job):
-            self.closed = True
-            return BatchResult(batch=Outcome("eager", "crash", "worker died with signal SIGKILL"),
-                               seconds={"crash": 1.0})
-
+    died = BatchResult(batch=Outcome("eager", "crash", "worker died with signal SIGKILL"), seconds={"crash": 1.0})
     pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
     try:
-        outcomes, parts, _, _ = pool._attempt(ClosedMidway(), [_case(bmm_index_program)] * 2, None, False)
+        outcomes, parts, _, _ = pool._attempt(_Stub(died, closed_midway=True), [_case(bmm_index_program)] * 2,
+                                              None, False)
         assert outcomes == [None, None] and parts == []
         assert pool.stats.compiles == 0 and not pool.stats.bisect_causes
     finally:
