@@ -230,13 +230,15 @@ class Campaign:
             finish(self.in_flight.pop(0))
 
     def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> _InFlight:
-        """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside, those
-        with a run past a crossing first (``crossing_first``), ``size`` cut to what fits in the
-        time left after the batch queued before it."""
+        """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside (in
+        the large profile those with a run past a crossing first: ``crossing_first``), ``size``
+        cut to what fits in the time left after the batch queued before it."""
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
-        drawn = crossing_first([c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)])
+        drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
+        if get_profile(self.settings.profile).big_sizes:  # (the large profile: in the small one, it
+            drawn = crossing_first(drawn)  # would only crowd batches with index arithmetic past 2**31)
         picked = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]

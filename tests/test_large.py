@@ -115,4 +115,4 @@ def test_a_batch_takes_the_cases_that_reach_a_crossing_first():
 
     small, large, larger, small_too = case(4, 9), case(4, 2**28), case(2**29), case(5)
     assert crossing_first([small, large, small_too, larger]) == [large, larger, small, small_too]
-    assert crossing_first([small, small_too]) == [small, small_too]  # the small profile: as drawn
+    assert crossing_first([small, small_too]) == [small, small_too]  # none crosses: as drawn

@@ -47,6 +47,7 @@ def crossing_first(drawn: list[Case]) -> list[Case]:
     part in drawn order: a batch checks the first cases the quarantine keeps, so a large batch
     takes the programs that reach 2**31 or a 65535 batch within ``--max-bytes`` before those
     that reach none (about 3 in 10 drawn on an H200's budget: a float program's reference needs
-    8 bytes an element), and fills up with those only when it must. In the small profile no run
-    crosses, and the order stays as drawn."""
+    8 bytes an element), and fills up with those only when it must. Only for the large profile:
+    in the small one the runs that cross are index arithmetic past 2**31 (its values), and
+    putting them first would crowd its batches with that one op."""
     return sorted(drawn, key=lambda case: not any(is_large(case.program, dict(run.env)) for run in case.runs))
