@@ -40,7 +40,7 @@ def ladder(case: Case, target: str, check: Callable) -> dict[str, str]:
 def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
     p, (env, seed) = case.program, case.runs[0]
     values = dict(env)
-    loose = [d for d in p.dims if d.kind != "range" or d.max is None]
+    loose = [d for d in p.dims if d.unbounded]
     if loose:
         bounded = tuple(replace(d, kind="range", max=max(d.max or 0, values[d.name], d.hint, d.min + 1))
                         if d in loose else d for d in p.dims)

@@ -46,6 +46,12 @@ class DimSpec:
     hint: int
     kind: str = "range"
 
+    @property
+    def unbounded(self) -> bool:
+        """No finite max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max): where
+        Inductor falls back on the hint for its index width, and a bounded max is the remedy."""
+        return self.kind != "range" or self.max is None
+
 
 @dataclass(frozen=True)
 class Values:
