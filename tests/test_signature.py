@@ -70,3 +70,12 @@ def test_a_kernel_that_did_not_compile_is_named_by_its_error_wherever_it_was_com
     other = in_process.replace("ValueError('Scalar 2147483655 is out of range for type int32')",
                                "IndexError('list index out of range')")
     assert signature(Outcome("compile", "exception", other)) != expected
+
+
+def test_an_illegal_memory_access_while_running_names_the_programs_core_ops(bmm_index_program):
+    fault = Outcome("run", "illegal_memory_access", "AcceleratorError: CUDA error: an illegal memory access")
+    assert signature(fault) == "run/illegal_memory_access/AcceleratorError: CUDA error: an illegal memory access"
+    assert signature(fault, bmm_index_program).endswith("an illegal memory access via bmm+index_select")
+    assert same_bug(signature(fault, bmm_index_program), signature(fault))  # shrinking may drop ops
+    at_compile = Outcome("compile", "illegal_memory_access", "InductorError: AcceleratorError: CUDA error: x")
+    assert " via " not in signature(at_compile, bmm_index_program)  # (autotuning: the known entry's text)

@@ -4,6 +4,11 @@ A signature is ``stage/symptom/detail``. For exceptions and crashes the detail i
 type plus the first message line (or the most telling stderr line) with volatile parts
 removed: symbol names (``s0``, ``u12``), buffer and kernel names, addresses, hex ids, line
 numbers, paths, and numbers in general. For a wrong result it is which output is wrong and how.
+
+A wrong result, and an illegal memory access while running (or surfacing as its outputs are
+compared), also name the core ops behind them (``via index_put``): their text says nothing of
+which kernel went wrong, so without the ops an index_put fault and a bmm fault would be one
+finding, and the second never shrunk or triaged.
 """
 
 from __future__ import annotations
@@ -70,14 +75,21 @@ def core_ops(program: Program, output: str) -> list[str]:
     return sorted(ops.get(output, set()))
 
 
+def _via(program: Program, outputs: tuple[str, ...]) -> str:
+    return " via " + "+".join(sorted({op for o in outputs for op in core_ops(program, o)}) or ["pointwise"])
+
+
 def signature(outcome: Outcome, program: Program | None = None) -> str:
-    """``stage/symptom/detail``; a wrong result names its reason and the core ops behind it."""
+    """``stage/symptom/detail``; a wrong result names its reason and the core ops behind it, a
+    fault while running the core ops of the whole program (it does not say which output)."""
     if outcome.symptom == "mismatch" and outcome.verdict:
         v = outcome.verdict
         detail = str(v.get("reason"))
         index = v.get("output")
         if program is not None and index is not None and index < len(program.outputs):
-            detail += " via " + "+".join(core_ops(program, program.outputs[index]) or ["pointwise"])
+            detail += _via(program, (program.outputs[index],))
+    elif outcome.symptom == "illegal_memory_access" and outcome.stage in ("run", "compare") and program is not None:
+        detail = normalize(_telling_line(outcome)) + _via(program, program.outputs)
     elif outcome.symptom == "timeout":
         detail = "no answer"
     else:
