@@ -34,6 +34,7 @@ from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
 from fuzzaoti.model.case import Case
+from fuzzaoti.slowest import SlowestRun
 from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, crossing_first, get_profile
 from fuzzaoti.findings.follow_up import FollowUps, deferred
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu, wants_standby
@@ -85,6 +86,7 @@ class Campaign:
         self.followed_up_s = 0.0  # seconds shrinking and triaging after the deadline
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
+        self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -102,6 +104,7 @@ class Campaign:
             known["minutes"] = minutes
         campaign = cls(corpus, CampaignSettings(**known), echo, resume_id=campaign_id)
         campaign.counts = Counts(**{k: row[k] or 0 for k in Counts().stored()})
+        campaign.slowest = SlowestRun(row.get("slowest"))
         return campaign
 
     # ---- phases ----------------------------------------------------------------------------
@@ -282,6 +285,7 @@ class Campaign:
             c.programs_large += outcome.runs_large > 0
             c.runs_over_budget += outcome.runs_over_budget
             c.runs_oom += outcome.runs_oom
+            self.slowest.add(case, outcome)
             if outcome.symptom == "invalid":
                 c.invalid += 1
             elif outcome.is_finding:
@@ -290,7 +294,7 @@ class Campaign:
         c.worker_restarts = pool.restarts
         self.timeline.append(Mark(done_at, c.programs - self.before.programs,
                                   c.programs_large - self.before.programs_large, c.runs_large - self.before.runs_large))
-        self.corpus.update_campaign(self.campaign_id, c.stored())
+        self.corpus.update_campaign(self.campaign_id, {**c.stored(), **self.slowest.stored()})
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
@@ -385,4 +389,5 @@ class Campaign:
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f", not yet shrunk or triaged: {json.dumps(waiting)} ('fuzzaoti shrink ID', "
                    "'fuzzaoti triage ID')" if waiting else "")
+                + self.slowest.describe(self.campaign_id)
                 + (f"; {self.pool.describe()}" if self.pool is not None else ""))

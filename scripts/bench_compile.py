@@ -30,7 +30,7 @@ from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.strategies import batch_config_sets, batches, get_profile
-from fuzzaoti.workers.execute import _StageClock  # (private: the same clock the workers keep)
+from fuzzaoti.workers.clock import StageClock  # the same clock the workers keep
 
 
 def draw_programs(count: int, device: str, profile: str, max_bytes: int | None, configs: dict, seed: int) -> list:
@@ -65,7 +65,7 @@ def exports(program, device: str) -> bool:
 def compile_module(programs: list, device: str) -> dict[str, float]:
     """Seconds in each stage of one AOTI compile of ``programs`` merged into one module (the
     workers' own stage clock)."""
-    clock = _StageClock(lambda stage: None)
+    clock = StageClock(lambda stage: None)
     merged = merge.merge(programs)
     example = sum((_example(p, device) for p in programs), [])
     with tempfile.TemporaryDirectory(prefix="fuzzaoti-bench-") as workdir:

@@ -1,5 +1,6 @@
 """Campaign engine: crashes become findings, SIGKILL never corrupts the corpus, --resume carries on."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -244,3 +245,30 @@ def test_the_timeline_marks_what_each_batch_left_checked(tmp_path):
     assert last.runs_large > first.runs_large  # (stride-0 views cross 2**31 elements in 16 MB)
     assert (last.programs, last.programs_large, last.runs_large) == \
         (counts.programs, counts.programs_large, counts.runs_large)
+
+
+def test_a_campaign_keeps_its_slowest_compiled_run_as_a_check_file(tmp_path, monkeypatch):
+    # every run a big run (timed); 'stats' names the slowest, '--slowest' gives its case as a file
+    # 'fuzzaoti check' reads, and a campaign without one, or an unknown id, is a one-line error
+    from fuzzaoti.findings.check_files import read_case_file
+
+    monkeypatch.setenv("FUZZAOTI_KEEP_BYTES", "0")
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--profile", "large", "--max-batches", "1",
+                                       "--batch-size", "4", "--max-bytes", "16000000", "--shrink-minutes", "0",
+                                       "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0 and "slowest compiled run: " in result.output, result.output
+    assert "'fuzzaoti stats --slowest 1'" in CliRunner().invoke(main, ["stats", "--corpus", db]).output
+    printed = CliRunner().invoke(main, ["stats", "--slowest", "1", "--corpus", db])
+    (tmp_path / "slow.json").write_text(printed.output)
+    case = read_case_file(str(tmp_path / "slow.json"))
+    with Corpus.open(db) as corpus:
+        stored = json.loads(corpus.campaigns()[0]["slowest"])
+    assert case.run_dicts() == stored["runs"] and stored["compiled_s"] >= 0 and stored["eager_s"] >= 0
+    monkeypatch.delenv("FUZZAOTI_KEEP_BYTES")  # (small runs: none timed)
+    CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "1",
+                              "--shrink-minutes", "0", "--corpus", db], catch_exceptions=False)
+    for campaign, why in (("2", "campaign 2 timed no big run"), ("9", "no campaign 9")):
+        done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "stats", "--slowest", campaign, "--corpus", db],
+                              capture_output=True, text=True)
+        assert done.returncode == 2 and done.stderr.startswith(f"error: {why}"), done.stderr

@@ -39,6 +39,25 @@ def test_runs_made_again_after_the_compile_are_judged_like_kept_ones(monkeypatch
     assert {"big-eager", "big-run", "big-compare"} <= set(result.seconds) and "run" not in result.seconds
 
 
+def _before_each_compiled_run(monkeypatch, hook) -> None:
+    """Every run a big run, and the fake backend's compiled runs call ``hook(inputs)`` first."""
+    from fuzzaoti.compile.backends.fake import FakeBackend
+
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    prepare = FakeBackend.prepare
+
+    def hooked(self, *args, **kwargs):
+        prepared = prepare(self, *args, **kwargs)
+        real = prepared.run
+
+        def run(*inputs):
+            hook(inputs)
+            return real(*inputs)
+        return replace(prepared, run=run)
+
+    monkeypatch.setattr(FakeBackend, "prepare", hooked)
+
+
 def test_a_run_over_the_budget_is_counted_and_not_run():
     program = _program()
     budget = checked_bytes(program, {"d0": 9}, None)  # 70 rows do not fit; 2, 5 and 9 do
@@ -107,22 +126,11 @@ def test_a_gpu_worker_retires_after_a_wrong_value():
 def test_a_big_run_that_raises_names_its_member_the_suspect(monkeypatch):
     # an illegal memory access in member 1's big run (only its inputs were real there): the pool
     # checks that member alone and the rest together, not a bisection of worker restarts
-    from fuzzaoti.compile.backends.fake import FakeBackend
+    def faulty(inputs):
+        if any(t.shape[0] == 70 for t in inputs):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
-    prepare = FakeBackend.prepare
-
-    def faulty(self, *args, **kwargs):
-        prepared = prepare(self, *args, **kwargs)
-        real = prepared.run
-
-        def run(*inputs):
-            if any(t.shape[0] == 70 for t in inputs):
-                raise RuntimeError("CUDA error: an illegal memory access was encountered")
-            return real(*inputs)
-        return replace(prepared, run=run)
-
-    monkeypatch.setattr(FakeBackend, "prepare", faulty)
+    _before_each_compiled_run(monkeypatch, faulty)
     small = [r for r in RUNS if r["env"]["d0"] != 70]
     job = Job("fake", "cpu", tuple(Case.from_run_dicts(_program(op), runs)
                                    for op, runs in (("neg", small), ("abs", RUNS), ("neg", small))))
@@ -177,3 +185,21 @@ def test_a_job_and_its_result_cross_the_pipe_unchanged(fake_fault):
     assert BatchResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     with_stderr = result.with_stderr("ptxas said so")
     assert [o.stderr for o in with_stderr.cases] == ["", "ptxas said so", ""]  # failures only
+
+
+def test_each_member_names_its_slowest_compiled_big_run(monkeypatch):
+    # the compiled code is slow only where member 1's own input has 70 rows: that run, not
+    # another, is its slowest, with its eager time beside it (fuzzaoti.slowest keeps a campaign's);
+    # member 0's big runs (member 1 fed its export-time example) are all fast
+    import time
+
+    def slow(inputs):
+        if inputs[1].shape[0] == 70:
+            time.sleep(0.3)
+
+    _before_each_compiled_run(monkeypatch, slow)
+    first, second = check_batch(_job([_program("neg"), _program("abs")], RUNS), lambda stage: None).cases
+    timed = second.slowest_run
+    assert (timed["env"], timed["seed"]) == ({"d0": 70}, 2)
+    assert timed["compiled_s"] >= 0.3 > timed["eager_s"] >= 0
+    assert first.slowest_run["compiled_s"] < 0.3

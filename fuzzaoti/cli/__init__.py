@@ -123,19 +123,24 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
 @click.option("--corpus-dir", "corpus_dir", type=click.Path(), default=None,
               help="A launch directory (fuzzaoti launch): each task's programs per minute, findings and worker "
                    "restarts, and the merged corpus's, instead of one corpus's campaigns.")
-def stats(corpus_path, corpus_dir) -> None:
+@click.option("--slowest", "slowest_of", type=int, default=None, metavar="ID",
+              help="Print campaign ID's slowest compiled big run as a 'fuzzaoti check' file (JSON) instead.")
+def stats(corpus_path, corpus_dir, slowest_of) -> None:
     """Campaigns stored in the corpus: settings, duration and counts."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.show import campaign_line
+    from fuzzaoti.launch.status import status_lines
+    from fuzzaoti.slowest import stored_case
 
     if corpus_dir is not None:
-        from fuzzaoti.launch.status import status_lines
-
         for line in status_lines(corpus_dir):
             click.echo(line)
         return
     with Corpus.open(corpus_path) as corpus:
         rows = corpus.campaigns()
+    if slowest_of is not None:
+        click.echo(stored_case(rows, slowest_of))
+        return
     if not rows:
         click.echo("no campaigns")
     for c in rows:

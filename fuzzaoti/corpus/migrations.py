@@ -166,5 +166,13 @@ def _m009_replays(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("009_replays", _m009_replays))
 
 
+def _m010_slowest(db: sqlite_utils.Database) -> None:
+    """A campaign's slowest compiled big run, as a ``fuzzaoti check`` file (fuzzaoti.slowest)."""
+    db["campaigns"].add_column("slowest", str)
+
+
+MIGRATIONS.append(("010_slowest", _m010_slowest))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

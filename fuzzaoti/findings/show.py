@@ -3,8 +3,11 @@ elements, whose index tells a 32-bit offset at once), the shrunk program and its
 
 from __future__ import annotations
 
+import json
+
 from fuzzaoti.compile.render import module_source
 from fuzzaoti.corpus.finding import Finding
+from fuzzaoti.slowest import describe
 
 
 def describe_finding(f: Finding) -> str:
@@ -53,4 +56,5 @@ def campaign_line(c: dict) -> str:
             f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
             f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
             f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts, "
-            f"{c['quarantined'] or 0} quarantined")
+            f"{c['quarantined'] or 0} quarantined"
+            + (describe(json.loads(c["slowest"]), c["id"]) if c.get("slowest") else ""))

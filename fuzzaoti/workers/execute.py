@@ -15,59 +15,20 @@ import contextlib
 import os
 import tempfile
 import time
-from collections import Counter
 from dataclasses import replace
-from typing import Callable
 
 from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers import blame
+from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import compare_outputs, poison_like, reference_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
-
-Progress = Callable[[str], None]
-
-
-class _StageClock:
-    """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
-    ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
-    how to make a campaign faster, and it differs between CPU and GPU. A big run (one member at
-    a time, its expectation made at its turn) counts apart, as ``big-eager``, ``big-run`` and
-    ``big-compare``: the large profile's time per run past a crossing is its own question."""
-
-    def __init__(self, progress: Progress):
-        self.progress = progress
-        self.seconds: Counter = Counter()
-        self.current: str | None = None
-        self.since = time.monotonic()
-
-    def __call__(self, stage: str) -> None:
-        self._close()
-        self.current = stage.split(" ")[0]
-        self.progress(stage)
-
-    def _close(self) -> None:
-        now = time.monotonic()
-        if self.current is not None:
-            self.seconds[self.current] += now - self.since
-        self.since = now
-
-    @property
-    def outcome_stage(self) -> str:
-        """The current stage as an ``Outcome`` names it (a big run's ``big-run`` is ``run``)."""
-        return (self.current or "run").removeprefix("big-")
-
-    def totals(self) -> dict[str, float]:
-        self._close()
-        self.current = None
-        return {stage: round(s, 3) for stage, s in self.seconds.items()}
-
 
 #: a run's eager outputs and reference are made in the eager pass up to this size; a bigger
 #: run's are made after the compile, at its turn, one member at a time (eight 2**31-element
@@ -90,6 +51,8 @@ class _Member:
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
         self.recheck = False  # a run failed in this member alone: the pool checks it on its own
+        self.eager_s = 0.0  # its last eager run, in seconds (for ``slowest``)
+        self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
 
     @property
@@ -107,9 +70,20 @@ class _Member:
         inputs = make_inputs(input_specs(self.program, env), seed, device)
         ref_dtype = reference_dtype(self.program, env, self.max_bytes)
         with torch.no_grad():
+            began = time.monotonic()
             eager = list(self.model(*inputs))
+            if device == "cuda":
+                torch.cuda.synchronize()
+            self.eager_s = time.monotonic() - began
             reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
         return inputs, eager, reference
+
+    def timed(self, r: int, compiled_s: float) -> None:
+        """Keep big run ``r`` as ``slowest`` if its compiled run, ``compiled_s``, is the slowest yet."""
+        if self.slowest is None or compiled_s > self.slowest["compiled_s"]:
+            env, seed = self.runs[r]
+            self.slowest = {"env": env, "seed": seed, "compiled_s": round(compiled_s, 3),
+                            "eager_s": round(self.eager_s, 3)}
 
     def run_eager(self, device: str) -> None:
         """Run every kept run in eager first: a program that fails there, or whose output is not
@@ -173,7 +147,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
     outcome per case with the members to ``recheck`` alone). The members ``job.exclude``
     names are compiled (or their package loaded) but never run in eager nor judged."""
     device, backend = job.device, get_backend(job.backend)
-    clock = _StageClock(progress)
+    clock = StageClock(progress)
     max_bytes = job.max_bytes or (gpu_budget() if device == "cuda" else None)
     members = [_Member(c, max_bytes) for c in job.cases]
     judged = [m for k, m in enumerate(members) if k not in job.exclude]
@@ -198,7 +172,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
 
 
 def _final(m: _Member) -> Outcome:
-    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom}
+    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom, "slowest_run": m.slowest}
     if m.outcome is not None:
         return replace(m.outcome, **counts)
     return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
@@ -271,6 +245,7 @@ class _Runner:
         self.prepared, self.members, self.examples, self.offsets = prepared, members, examples, offsets
         self.device, self.progress = device, progress
         self.programs = [m.program for m in members]
+        self.run_s: float | None = None  # the last call's compiled run, in seconds (None: not run)
 
     def big(self, r: int, k: int) -> Outcome | None:
         """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
@@ -288,6 +263,8 @@ class _Runner:
         try:
             poison_like(expected[1])  # its outputs' blocks hold no stale eager output
             failure = self(r, {k: expected}, big=True)
+            if self.run_s is not None:
+                member.timed(r, self.run_s)
             _release(self.device)  # (where an asynchronous illegal memory access may surface)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":
@@ -299,7 +276,7 @@ class _Runner:
         return failure
 
     def __call__(self, r: int, chosen: dict[int, tuple], big: bool = False) -> Outcome | None:
-        judged = {}
+        self.run_s, judged = None, {}
         for k, m in enumerate(self.members):
             inputs = chosen[k][0] if k in chosen else None
             if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k]):
@@ -314,7 +291,9 @@ class _Runner:
 
         announce("run")
         try:
+            began = time.monotonic()
             outputs = self._run(judged)
+            self.run_s = time.monotonic() - began
         except Exception as exc:  # noqa: BLE001
             if big and symptom_of_exception(exc) == "oom":
                 raise

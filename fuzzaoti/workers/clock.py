@@ -1,0 +1,50 @@
+"""Where a worker's time goes: the seconds of each stage of a batch, and the slowest compiled run.
+
+The stage clock decides how to make a campaign faster (it differs between CPU and GPU); the
+slowest compiled run, set against its eager run, is the one program a campaign most wants
+looked at when its big runs take minutes: an H100 bench spent three of its seven minutes on one
+worker's eight big runs of one program, each tens of seconds in AOTI's code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Callable
+
+Progress = Callable[[str], None]
+
+
+class StageClock:
+    """Wraps the progress callback to add up the seconds spent in each stage (``run 3`` and
+    ``compare 3`` count as ``run`` and ``compare``): where a worker's time goes is what decides
+    how to make a campaign faster, and it differs between CPU and GPU. A big run (one member at
+    a time, its expectation made at its turn) counts apart, as ``big-eager``, ``big-run`` and
+    ``big-compare``: the large profile's time per run past a crossing is its own question."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.seconds: Counter = Counter()
+        self.current: str | None = None
+        self.since = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        self._close()
+        self.current = stage.split(" ")[0]
+        self.progress(stage)
+
+    def _close(self) -> None:
+        now = time.monotonic()
+        if self.current is not None:
+            self.seconds[self.current] += now - self.since
+        self.since = now
+
+    @property
+    def outcome_stage(self) -> str:
+        """The current stage as an ``Outcome`` names it (a big run's ``big-run`` is ``run``)."""
+        return (self.current or "run").removeprefix("big-")
+
+    def totals(self) -> dict[str, float]:
+        self._close()
+        self.current = None
+        return {stage: round(s, 3) for stage, s in self.seconds.items()}
