@@ -245,7 +245,9 @@ class Campaign:
         picked = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]
-        return _InFlight(pool.submit(drawn, alone=picked.alone), drawn, choices, configs, size, time.monotonic())
+        stop_at = time.time() + self._deadline() - time.monotonic()  # (the workers' clock: wall time)
+        return _InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
+                         drawn, choices, configs, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
         """Estimated seconds until the workers are done with the batches in flight: their
@@ -285,6 +287,7 @@ class Campaign:
             c.programs_large += outcome.runs_large > 0
             c.runs_over_budget += outcome.runs_over_budget
             c.runs_oom += outcome.runs_oom
+            c.runs_cut += outcome.runs_cut
             self.slowest.add(case, outcome)
             if outcome.symptom == "invalid":
                 c.invalid += 1
@@ -369,11 +372,13 @@ class Campaign:
         return line
 
     def _large_note(self) -> str:
-        """`` (N past a crossing, N over budget, N out of memory)`` where any is non-zero."""
+        """`` (N past a crossing, N over budget, N out of memory, N not run at the deadline)``
+        where any is non-zero."""
         c = self.counts
         parts = [f"{n} {what}" for n, what in ((c.runs_large, f"past a crossing, of {c.programs_large} programs"),
                                               (c.runs_over_budget, "over --max-bytes"),
-                                              (c.runs_oom, "out of memory")) if n]
+                                              (c.runs_oom, "out of memory"),
+                                              (c.runs_cut, "not run at the deadline")) if n]
         return f" ({', '.join(parts)})" if parts else ""
 
     def summary(self, status: str) -> str:

@@ -56,6 +56,7 @@ class Counts:
     runs_large: int = 0  # runs checked past a crossing: 2**31 elements, a 65535 batch (fuzzaoti.model.scale)
     runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
+    runs_cut: int = 0  # runs not run: the deadline came first (their programs count, checked at the rest)
     invalid: int = 0
     failures: int = 0
     new_findings: int = 0
@@ -65,7 +66,7 @@ class Counts:
     replayed: int = 0  # batches replayed from the corpus's example database (not stored)
 
     def stored(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed")}
+        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed", "runs_cut")}
 
 
 class Mark(NamedTuple):

@@ -272,3 +272,23 @@ def test_a_campaign_keeps_its_slowest_compiled_run_as_a_check_file(tmp_path, mon
         done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "stats", "--slowest", campaign, "--corpus", db],
                               capture_output=True, text=True)
         assert done.returncode == 2 and done.stderr.startswith(f"error: {why}"), done.stderr
+
+
+def test_a_batch_still_running_at_the_deadline_counts_the_runs_it_had_checked(tmp_path, fake_fault, monkeypatch):
+    # each run takes 2 s (big runs on a CPU: a 3-minute large-profile campaign there once counted
+    # 0 programs, its one batch dropped whole at the deadline): the workers stop at the deadline
+    # and answer with the runs they had checked, so the batch's programs count, the rest of
+    # their runs counted as not run; before, a batch still running at the end of the grace was
+    # dropped whole, and one that finished within it had run past the deadline
+    from fuzzaoti import campaign as campaign_module
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+
+    monkeypatch.setattr(campaign_module, "GRACE_S", 30.0)
+    fake_fault("*:slow")
+    lines = []
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=0.1, batch_size=2, workers=1,
+                                                     shrink_minutes=0), echo=lines.append)
+        counts = campaign.run()
+    assert counts.programs >= 1 and 0 < counts.runs_checked and counts.runs_cut > 0, lines
+    assert "not run at the deadline" in lines[-1], lines

@@ -203,3 +203,22 @@ def test_each_member_names_its_slowest_compiled_big_run(monkeypatch):
     assert (timed["env"], timed["seed"]) == ({"d0": 70}, 2)
     assert timed["compiled_s"] >= 0.3 > timed["eager_s"] >= 0
     assert first.slowest_run["compiled_s"] < 0.3
+
+
+def test_past_its_stop_at_a_worker_answers_with_the_runs_it_has_checked(monkeypatch):
+    # the clock passes the job's stop_at during member 0's big run at d0 = 70 (run 2): member 0
+    # has checked 3 runs and has 1 left, member 1 (its run 2 not reached) 2 and 2; a job whose
+    # stop_at has passed before its compile gives no outcome at all (never checked)
+    now = [1000.0]
+    monkeypatch.setattr(execute.time, "time", lambda: now[0])
+
+    def deadline_passes(inputs):
+        if inputs[0].shape[0] == 70:
+            now[0] = 2000.0
+
+    _before_each_compiled_run(monkeypatch, deadline_passes)
+    cases = tuple(Case.from_run_dicts(_program(op), RUNS) for op in ("neg", "abs"))
+    first, second = check_batch(Job("fake", "cpu", cases, stop_at=1500.0), lambda stage: None).cases
+    assert (first.symptom, first.runs_checked, first.runs_cut) == ("pass", 3, 1)
+    assert (second.symptom, second.runs_checked, second.runs_cut) == ("pass", 2, 2)
+    assert check_batch(Job("fake", "cpu", cases, stop_at=1500.0), lambda stage: None).cases == (None, None)

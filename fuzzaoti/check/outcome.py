@@ -28,6 +28,7 @@ class Outcome:
     runs_large: int = 0  # runs checked past a crossing (fuzzaoti.model.scale.CROSSINGS)
     runs_over_budget: int = 0  # runs not run: predicted over the byte budget
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
+    runs_cut: int = 0  # runs not run: the campaign's deadline came first
     slowest_run: dict[str, Any] | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
     error_type: str = ""
     frames: tuple[str, ...] = field(default=())

@@ -51,6 +51,7 @@ class _Member:
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
         self.recheck = False  # a run failed in this member alone: the pool checks it on its own
+        self.cut = 0  # runs left unrun at the campaign's deadline (``Job.stop_at``)
         self.eager_s = 0.0  # its last eager run, in seconds (for ``slowest``)
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
@@ -156,7 +157,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
         for m in judged:
             m.run_eager(device)
         valid = [m for m in members if m.outcome is None]
-        batch_outcome = (_check_compiled(valid, backend, device, clock, job.package)
+        batch_outcome = (_check_compiled(valid, backend, device, clock, job.package, job.stop_at)
                          if any(m.outcome is None for m in judged) else None)
     except Exception as exc:  # noqa: BLE001
         if symptom_of_exception(exc) != "illegal_memory_access":
@@ -171,10 +172,14 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
     return BatchResult(batch=batch_outcome, cases=cases, suspect=suspect, recheck=recheck, seconds=clock.totals())
 
 
-def _final(m: _Member) -> Outcome:
-    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom, "slowest_run": m.slowest}
+def _final(m: _Member) -> Outcome | None:
+    """The member's outcome; None when the deadline came before any of its runs (unchecked)."""
+    counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom, "slowest_run": m.slowest,
+              "runs_cut": m.cut}
     if m.outcome is not None:
         return replace(m.outcome, **counts)
+    if m.cut and not m.checked:
+        return None
     return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
 
 
@@ -200,8 +205,28 @@ def _workdir(package: str | None):
         yield package
 
 
+def _past(stop_at: float | None) -> bool:
+    return stop_at is not None and time.time() >= stop_at
+
+
+def _stop(members: list[_Member], r: int, k: int | None = None) -> None:
+    """The deadline came before run ``r`` (before member ``k``'s big run ``r``, when given, the
+    runs of ``r`` that go together being done): each member counts the runs it has left."""
+    for j, m in enumerate(members):
+        if m.outcome is not None:
+            continue
+        m.cut = sum(expected is not None for expected in m.expected[r if k is None else r + 1:])
+        if k is not None and j >= k and r < len(m.expected) and m.expected[r] == LATER:
+            m.cut += 1  # its big run r, not reached
+
+
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress,
-                    package: str | None = None) -> Outcome | None:
+                    package: str | None = None, stop_at: float | None = None) -> Outcome | None:
+    """Compile the valid members as one program and check them at each run; past ``stop_at``
+    (a campaign's deadline), nothing more is compiled or run: the runs done so far count."""
+    if _past(stop_at):
+        _stop(members, 0)
+        return None
     with _workdir(package) as workdir:
         while True:
             programs = [m.program for m in members]
@@ -226,11 +251,17 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
         for r in range(max(len(m.runs) for m in members)):
             kept = {k: m.expected[r] for k, m in enumerate(members)
                     if m.outcome is None and r < len(m.expected) and isinstance(m.expected[r], tuple)}
+            if _past(stop_at):
+                _stop(members, r)
+                return None
             failure = run(r, kept)
             if failure is not None:
                 return failure
             for k, m in enumerate(members):  # the big runs: one member at a time, made now
                 if m.outcome is None and r < len(m.expected) and m.expected[r] == LATER:
+                    if _past(stop_at):
+                        _stop(members, r, k)
+                        return None
                     failure = run.big(r, k)
                     if failure is not None:
                         return failure

@@ -44,8 +44,8 @@ class Submitted:
     queued back to back, the time from submit to done also holds the wait behind the batch
     before it, so the adaptive batch size learns from this instead."""
 
-    def __init__(self, cases: Sequence[Case], backend: str | None, priority: int):
-        self.cases, self.backend, self.priority = list(cases), backend, priority
+    def __init__(self, cases: Sequence[Case], backend: str | None, priority: int, stop_at: float | None = None):
+        self.cases, self.backend, self.priority, self.stop_at = list(cases), backend, priority, stop_at
         self.results: list[Outcome | None] = [None] * len(self.cases)
         self.open_groups = 0
         self.worker_s = 0.0
@@ -162,14 +162,16 @@ class WorkerPool:
         return self.submit(cases, backend, alone, priority=URGENT).outcomes()
 
     def submit(self, cases: Sequence[Case], backend: str | None = None, alone: Sequence[int] = (),
-               priority: int = QUEUED) -> Submitted:
+               priority: int = QUEUED, stop_at: float | None = None) -> Submitted:
         """Queue ``cases`` for the workers and return at once.
 
         ``backend`` overrides the workers' own for this batch (the triage ladder uses it);
         the cases at indices ``alone`` are each compiled on their own (quarantined programs).
         A group that fails as a whole is split and its parts go back on the queue, so a
-        worker that is done with its share helps bisect another's failure."""
-        batch = Submitted(cases, backend, priority)
+        worker that is done with its share helps bisect another's failure. Past ``stop_at``
+        (wall-clock, a campaign's deadline) a worker answers with what its group has checked;
+        a bisection's part goes on (a failure being pinned is saved whole if it is cut)."""
+        batch = Submitted(cases, backend, priority, stop_at)
         groups = _groups(cases, set(alone), len(self.workers))
         with self._stats_lock:
             self.stats.batches += 1
@@ -230,7 +232,8 @@ class WorkerPool:
             try:
                 outcomes, parts, seconds, blind = self._attempt(worker, [batch.cases[i] for i in indices],
                                                                 batch.backend, group.bisecting, group.package,
-                                                                group.exclude)
+                                                                group.exclude,
+                                                                None if group.bisecting else batch.stop_at)
             except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
                 with self._state:
                     self._done_with(group)
@@ -274,7 +277,7 @@ class WorkerPool:
         return "; ".join(parts)
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None, bisecting: bool,
-                 package: str | None = None, exclude: tuple[int, ...] = (),
+                 package: str | None = None, exclude: tuple[int, ...] = (), stop_at: float | None = None,
                  ) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
         a whole, the parts to check next (``_split``); the seconds it took; and whether it was
@@ -283,7 +286,7 @@ class WorkerPool:
         group have no outcome yet (None) and a part of their own each; so do the ``exclude``d
         members of a group reloaded from ``package`` (their own parts settle them)."""
         job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes,
-                  package, exclude)
+                  package, exclude, stop_at)
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
@@ -292,8 +295,9 @@ class WorkerPool:
             # SIGKILL of the close as a batch failed by "out of memory?")
             return [None] * len(cases), [], seconds, False
         judged = [k for k in range(len(cases)) if k not in exclude]
-        with self._stats_lock:
-            self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), len(judged),
+        checked = len(judged) if result.cases is None else sum(result.cases[k] is not None for k in judged)
+        with self._stats_lock:  # (a member the deadline came before is not checked)
+            self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), checked,
                            reloaded=bool(exclude))
         if result.batch is None:  # pinned members (a run raised in them alone) are checked alone
             recheck = [k for k in result.recheck if k in judged] if len(judged) > 1 else []

@@ -26,7 +26,10 @@ class Job:
     died in one member's run back with that directory, so the rest of the group is checked
     without compiling it again. The members at positions ``exclude`` are then part of the
     module (the same merged program, so the same package) but are not checked: they are fed
-    their export-time examples, as a member is in another member's big run."""
+    their export-time examples, as a member is in another member's big run.
+
+    ``stop_at`` (wall-clock seconds, ``time.time()``) is a campaign's deadline: past it the
+    worker runs nothing more and answers with what it has (``execute.check_batch``)."""
 
     backend: str
     device: str
@@ -34,17 +37,18 @@ class Job:
     max_bytes: int | None = None
     package: str | None = None
     exclude: tuple[int, ...] = ()
+    stop_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "device": self.device, "max_bytes": self.max_bytes,
                 "cases": [{"program": c.program.to_json(), "runs": c.run_dicts()} for c in self.cases],
-                "package": self.package, "exclude": list(self.exclude)}
+                "package": self.package, "exclude": list(self.exclude), "stop_at": self.stop_at}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Job:
         cases = tuple(Case.from_run_dicts(Program.from_json(c["program"]), c["runs"]) for c in data["cases"])
         return cls(data["backend"], data["device"], cases, data.get("max_bytes"), data.get("package"),
-                   tuple(data.get("exclude") or ()))
+                   tuple(data.get("exclude") or ()), data.get("stop_at"))
 
 
 @dataclass(frozen=True)
