@@ -194,23 +194,30 @@ def test_an_unknown_config_set_is_a_one_line_error_and_makes_no_corpus(tmp_path)
     assert not db.exists()
 
 
-def test_a_campaign_ends_at_its_deadline_even_while_a_batch_hangs(tmp_path, fake_fault, monkeypatch):
-    # every run hangs (as a huge kernel would): the campaign still ends about --minutes after it
-    # began, the batch's programs counted as never checked, instead of waiting out each worker's
-    # run timeout and a bisection of restarts (17 minutes for a 10-minute campaign on the H200)
+def _six_second_campaign(tmp_path, monkeypatch, grace_s: float, **settings):
+    """A fake-backend campaign of 0.1 minutes whose groups get ``grace_s`` past the deadline:
+    its counts, printed lines, stored row and how long it took."""
     from fuzzaoti import campaign as campaign_module
     from fuzzaoti.campaign import Campaign, CampaignSettings
 
-    monkeypatch.setattr(campaign_module, "GRACE_S", 2.0)
-    fake_fault("*:hang")
+    monkeypatch.setattr(campaign_module, "GRACE_S", grace_s)
     lines = []
     with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
-        campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=0.1, batch_size=4, run_timeout=120,
-                                                     shrink_minutes=0), echo=lines.append)
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=0.1, shrink_minutes=0, **settings),
+                            echo=lines.append)
         started = time.monotonic()
         counts = campaign.run()
         took = time.monotonic() - started
         (row,) = corpus.campaigns()
+    return counts, lines, row, took
+
+
+def test_a_campaign_ends_at_its_deadline_even_while_a_batch_hangs(tmp_path, fake_fault, monkeypatch):
+    # every run hangs (as a huge kernel would): the campaign still ends about --minutes after it
+    # began, the batch's programs counted as never checked, instead of waiting out each worker's
+    # run timeout and a bisection of restarts (17 minutes for a 10-minute campaign on the H200)
+    fake_fault("*:hang")
+    counts, lines, row, took = _six_second_campaign(tmp_path, monkeypatch, 2.0, batch_size=4, run_timeout=120)
     assert took < 60, lines
     assert row["status"] == "finished" and counts.programs == 0
     assert any("deadline: 4 of the batch's 4 programs left unchecked" in line for line in lines), lines
@@ -280,15 +287,7 @@ def test_a_batch_still_running_at_the_deadline_counts_the_runs_it_had_checked(tm
     # and answer with the runs they had checked, so the batch's programs count, the rest of
     # their runs counted as not run; before, a batch still running at the end of the grace was
     # dropped whole, and one that finished within it had run past the deadline
-    from fuzzaoti import campaign as campaign_module
-    from fuzzaoti.campaign import Campaign, CampaignSettings
-
-    monkeypatch.setattr(campaign_module, "GRACE_S", 30.0)
     fake_fault("*:slow")
-    lines = []
-    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
-        campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=0.1, batch_size=2, workers=1,
-                                                     shrink_minutes=0), echo=lines.append)
-        counts = campaign.run()
+    counts, lines, _, _ = _six_second_campaign(tmp_path, monkeypatch, 30.0, batch_size=2, workers=1)
     assert counts.programs >= 1 and 0 < counts.runs_checked and counts.runs_cut > 0, lines
     assert "not run at the deadline" in lines[-1], lines
