@@ -44,6 +44,9 @@ from fuzzaoti.workers.worker import WorkerConfig
 PROGRESS_EVERY_S = 5.0
 WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
+# (their workers run nothing more after half of it and answer with the runs they have checked:
+# a group compiled just before the deadline still has its runs; one of big runs that would take
+# minutes still counts what it has done)
 
 
 @dataclass
@@ -245,7 +248,7 @@ class Campaign:
         picked = self.quarantine.sort([c.program for c in drawn], fits)
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]
-        stop_at = time.time() + self._deadline() - time.monotonic()  # (the workers' clock: wall time)
+        stop_at = time.time() + self._deadline() + GRACE_S / 2 - time.monotonic()  # (workers' clock: wall time)
         return _InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
                          drawn, choices, configs, size, time.monotonic())
 

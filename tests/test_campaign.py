@@ -282,12 +282,12 @@ def test_a_campaign_keeps_its_slowest_compiled_run_as_a_check_file(tmp_path, mon
 
 
 def test_a_batch_still_running_at_the_deadline_counts_the_runs_it_had_checked(tmp_path, fake_fault, monkeypatch):
-    # each run takes 2 s (big runs on a CPU: a 3-minute large-profile campaign there once counted
-    # 0 programs, its one batch dropped whole at the deadline): the workers stop at the deadline
-    # and answer with the runs they had checked, so the batch's programs count, the rest of
-    # their runs counted as not run; before, a batch still running at the end of the grace was
-    # dropped whole, and one that finished within it had run past the deadline
+    # each run takes 5 s (big runs on a CPU: a 3-minute large-profile campaign there once counted
+    # 0 programs, its one batch dropped whole at the deadline): half way through the grace the
+    # workers stop and answer with the runs they had checked, so the batch's programs count, the
+    # rest of their runs counted as not run; before, a batch still running at the end of the
+    # grace was dropped whole
     fake_fault("*:slow")
-    counts, lines, _, _ = _six_second_campaign(tmp_path, monkeypatch, 30.0, batch_size=2, workers=1)
+    counts, lines, _, _ = _six_second_campaign(tmp_path, monkeypatch, 16.0, batch_size=2, workers=1)
     assert counts.programs >= 1 and 0 < counts.runs_checked and counts.runs_cut > 0, lines
     assert "not run at the deadline" in lines[-1], lines

@@ -5,7 +5,7 @@ mode is ``wrong`` (one output element off by one), ``raise`` (an exception at ru
 ``raise-large`` (an exception at run when an input of an ``<op>`` node has a size of
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
-access past 2**31), ``slow`` (each run takes 2 s, its outputs right: big runs on a CPU), or
+access past 2**31), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
 ``hang`` (the run never returns). Never the only proof:
 real AOTI is tested for real in tests marked ``aoti``.
 """
@@ -20,7 +20,7 @@ from fuzzaoti.model.program import Program
 
 
 LARGE = 64  # raise-large: the size from which an input of the faulty op makes a run raise
-SLOW_S = 2.0  # slow: the seconds each run takes
+SLOW_S = 5.0  # slow: the seconds each run takes
 
 
 class FakeBackend:
