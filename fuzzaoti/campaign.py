@@ -44,9 +44,8 @@ from fuzzaoti.workers.worker import WorkerConfig
 PROGRESS_EVERY_S = 5.0
 WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
-# (their workers run nothing more after half of it and answer with the runs they have checked:
-# a group compiled just before the deadline still has its runs; one of big runs that would take
-# minutes still counts what it has done)
+# (after half of it their workers answer with the runs done: a group compiled just before the
+# deadline still gets its runs; one whose big runs would take minutes counts those it has done)
 
 
 @dataclass
