@@ -169,7 +169,7 @@ class WorkerPool:
         the cases at indices ``alone`` are each compiled on their own (quarantined programs).
         A group that fails as a whole is split and its parts go back on the queue, so a
         worker that is done with its share helps bisect another's failure. Past ``stop_at``
-        (wall-clock, a campaign's deadline) a worker answers with what its group has checked;
+        (wall-clock, ``Job.stop_at``) a worker answers with what its group has checked;
         a bisection's part goes on (a failure being pinned is saved whole if it is cut)."""
         batch = Submitted(cases, backend, priority, stop_at)
         groups = _groups(cases, set(alone), len(self.workers))

@@ -28,8 +28,9 @@ class Job:
     module (the same merged program, so the same package) but are not checked: they are fed
     their export-time examples, as a member is in another member's big run.
 
-    ``stop_at`` (wall-clock seconds, ``time.time()``) is a campaign's deadline: past it the
-    worker runs nothing more and answers with what it has (``execute.check_batch``)."""
+    ``stop_at`` (wall-clock seconds, ``time.time()``) is when a campaign's workers stop, half
+    way through the grace after its deadline: past it the worker runs nothing more and answers
+    with what it has (``execute.check_batch``)."""
 
     backend: str
     device: str
