@@ -15,7 +15,7 @@ from typing import Any
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import InvalidArgument
-from fuzzaoti.model.case import Case
+from fuzzaoti.model.case import Case, Run
 
 
 class SlowestRun:
@@ -29,7 +29,7 @@ class SlowestRun:
         timed = outcome.slowest_run
         if timed is None or (self.case is not None and timed["compiled_s"] <= self.case["compiled_s"]):
             return
-        self.case = {"program": case.program.to_dict(), "runs": [{"env": timed["env"], "seed": timed["seed"]}],
+        self.case = {"program": case.program.to_dict(), "runs": [Run.of(timed["env"], timed["seed"]).to_dict()],
                      "compiled_s": timed["compiled_s"], "eager_s": timed["eager_s"]}
         self.changed = True
 
@@ -46,6 +46,7 @@ class SlowestRun:
 
 
 def describe(case: dict[str, Any], campaign_id: int | None) -> str:
+    """``; slowest compiled run: ...`` of a stored case (``SlowestRun.case``): the summary's and ``stats``'s."""
     env = case["runs"][0]["env"]
     ops = "+".join(dict.fromkeys(node["op"] for node in case["program"]["nodes"]))
     compiled, eager = case["compiled_s"], case["eager_s"]

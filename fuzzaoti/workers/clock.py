@@ -1,9 +1,7 @@
-"""Where a worker's time goes: the seconds of each stage of a batch, and the slowest compiled run.
+"""Where a worker's time goes: the seconds of each stage of a batch (``StageClock``).
 
-The stage clock decides how to make a campaign faster (it differs between CPU and GPU); the
-slowest compiled run, set against its eager run, is the one program a campaign most wants
-looked at when its big runs take minutes: an H100 bench spent three of its seven minutes on one
-worker's eight big runs of one program, each tens of seconds in AOTI's code.
+It decides how to make a campaign faster, and it differs between CPU and GPU. The time of one
+program's big runs is kept apart, with its case (``execute._Member.timed``, ``fuzzaoti.slowest``).
 """
 
 from __future__ import annotations

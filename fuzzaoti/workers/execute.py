@@ -51,8 +51,8 @@ class _Member:
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
         self.recheck = False  # a run failed in this member alone: the pool checks it on its own
-        self.cut = 0  # runs left unrun at the campaign's deadline (``Job.stop_at``)
-        self.eager_s = 0.0  # its last eager run, in seconds (for ``slowest``)
+        self.cut = 0  # runs left unrun when the job's ``stop_at`` came
+        self.eager_s = 0.0  # its last big run's eager run, in seconds (for ``slowest``)
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
 
@@ -73,9 +73,10 @@ class _Member:
         with torch.no_grad():
             began = time.monotonic()
             eager = list(self.model(*inputs))
-            if device == "cuda":
-                torch.cuda.synchronize()
-            self.eager_s = time.monotonic() - began
+            if r < len(self.expected) and self.expected[r] == LATER:  # a big run: timed for ``slowest``
+                if device == "cuda":  # (a kept run is not: no synchronize in the eager pass)
+                    torch.cuda.synchronize()
+                self.eager_s = time.monotonic() - began
             reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
         return inputs, eager, reference
 
@@ -173,7 +174,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
 
 
 def _final(m: _Member) -> Outcome | None:
-    """The member's outcome; None when the deadline came before any of its runs (unchecked)."""
+    """The member's outcome; None when the job's ``stop_at`` came before any of its runs (unchecked)."""
     counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom, "slowest_run": m.slowest,
               "runs_cut": m.cut}
     if m.outcome is not None:
@@ -210,7 +211,7 @@ def _past(stop_at: float | None) -> bool:
 
 
 def _stop(members: list[_Member], r: int, k: int | None = None) -> None:
-    """The deadline came before run ``r`` (before member ``k``'s big run ``r``, when given, the
+    """``stop_at`` came before run ``r`` (before member ``k``'s big run ``r``, when given, the
     runs of ``r`` that go together being done): each member counts the runs it has left."""
     for j, m in enumerate(members):
         if m.outcome is not None:
@@ -223,7 +224,7 @@ def _stop(members: list[_Member], r: int, k: int | None = None) -> None:
 def _check_compiled(members: list[_Member], backend, device: str, progress: Progress,
                     package: str | None = None, stop_at: float | None = None) -> Outcome | None:
     """Compile the valid members as one program and check them at each run; past ``stop_at``
-    (a campaign's deadline), nothing more is compiled or run: the runs done so far count."""
+    (``Job.stop_at``), nothing more is compiled or run: the runs done so far count."""
     if _past(stop_at):
         _stop(members, 0)
         return None
