@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -24,12 +24,13 @@ from fuzzaoti.campaign_settings import CampaignSettings, Counts, Mark
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.launch.shards import in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
+from fuzzaoti.in_flight import InFlight, settle
 from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import BatchSizes
 from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
-from fuzzaoti.workers.pool import Submitted, WorkerPool
+from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
@@ -46,18 +47,6 @@ WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, 
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
 # (after half of it their workers answer with the runs done: a group compiled just before the
 # deadline still gets its runs; one whose big runs would take minutes counts those it has done)
-
-
-@dataclass
-class _InFlight:
-    """A batch handed to the pool and not yet recorded."""
-
-    batch: Submitted
-    drawn: list[Case]  # the cases checked, in the pool's order
-    choices: bytes | None  # Hypothesis's choices for it: saved in the corpus if it failed
-    configs: str  # its config set (``configs_label``): each set has its own adaptive size
-    size: int  # the adaptive size it was drawn at
-    submitted_at: float
 
 
 class _TimeUp(BaseException):
@@ -83,7 +72,7 @@ class Campaign:
         profile = get_profile(settings_.profile)
         self.batching = BatchSizes(settings_.batch_size or profile.start_batch, fixed=settings_.batch_size is not None,
                                    high=profile.max_batch)
-        self.in_flight: list[_InFlight] = []  # batches submitted to the pool, oldest first
+        self.in_flight: list[InFlight] = []  # batches submitted to the pool, oldest first
         self.config_sets = batch_config_sets(settings_.device, settings_.configs)  # a bad name fails here, not later
         self.followed_up_s = 0.0  # seconds shrinking and triaging after the deadline
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
@@ -198,7 +187,7 @@ class Campaign:
         if past:
             self.echo(f"replaying up to {len(past)} past failing batches from the corpus first")
 
-        def finish(flight: _InFlight) -> None:
+        def finish(flight: InFlight) -> None:
             if self._record_batch(pool, flight) and flight.choices is not None:
                 database.save(key, flight.choices)
 
@@ -216,10 +205,9 @@ class Campaign:
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
             self.in_flight.append(self._submit(pool, drawn, choices))
-            # one batch stays queued behind the one being recorded: the workers go on with it
-            # while this thread records, shrinks and draws the next
-            while len(self.in_flight) > 1:
-                finish(self.in_flight.pop(0))
+            # one batch stays queued behind the one being recorded, more while a straggler
+            # holds the oldest and a worker idles (in_flight.settle)
+            settle(self.in_flight, pool, finish, self._waiting, self._time_up)
             if self._time_up():
                 raise _TimeUp
 
@@ -234,7 +222,7 @@ class Campaign:
         while self.in_flight:  # not on Ctrl-C: that abandons the batches in flight
             finish(self.in_flight.pop(0))
 
-    def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> _InFlight:
+    def _submit(self, pool: WorkerPool, drawn: list[Case], choices: bytes | None) -> InFlight:
         """Queue one batch: the first ``size`` drawn cases the quarantine does not set aside (in
         the large profile those with a run past a crossing first: ``crossing_first``), ``size``
         cut to what fits in the time left after the batch queued before it."""
@@ -248,7 +236,7 @@ class Campaign:
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]
         stop_at = time.time() + self._deadline() + GRACE_S / 2 - time.monotonic()  # (workers' clock: wall time)
-        return _InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
+        return InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
                          drawn, choices, configs, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
@@ -262,7 +250,7 @@ class Campaign:
         work = sum(len(f.drawn) / rate for f, rate in zip(self.in_flight, rates))
         return max(0.0, work - (time.monotonic() - began))
 
-    def _record_batch(self, pool: WorkerPool, flight: _InFlight) -> bool:
+    def _record_batch(self, pool: WorkerPool, flight: InFlight) -> bool:
         """Wait for a batch in flight and store its failures; True if it had any."""
         failures_before, drawn = self.counts.failures, flight.drawn
         outcomes = flight.batch.outcomes(lambda: self._waiting(flight), until=self._deadline() + GRACE_S)
@@ -336,12 +324,13 @@ class Campaign:
             if fid in self.counts.finding_ids:  # (not one found before a resume)
                 self.counts.finding_ids.remove(fid)
 
-    def _waiting(self, flight: _InFlight) -> None:
+    def _waiting(self, flight: InFlight) -> None:
         """While a batch is being checked: past the deadline, drop what of it is still queued;
         a progress line now and then, with what each worker is doing (a long compile, a
         bisection, a run of 3*2**30 elements), so a long wait is never silent."""
-        if time.monotonic() >= self._deadline() and not flight.batch.cancelled:
-            flight.batch.cancel()
+        if time.monotonic() >= self._deadline():  # (the batches queued behind it too)
+            for queued in (flight, *self.in_flight):
+                queued.batch.cancel()
         if time.monotonic() - self.last_echo >= max(self.progress_every, WAITING_EVERY_S):
             self.last_echo = time.monotonic()
             self.echo(self.progress_line(workers=True))

@@ -134,7 +134,8 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
 
 
 def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
-    from fuzzaoti.campaign import Campaign, CampaignSettings, _InFlight
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.in_flight import InFlight
 
     with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
         campaign = Campaign(corpus, CampaignSettings(backend="fake"))
@@ -142,7 +143,7 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
         sizes.rate[sizes.size] = 2.0  # programs per second
         now = time.monotonic()
         # queued 30 s ago, but the batch before it was done only 4 s ago: 20 programs, 4 s in
-        campaign.in_flight = [_InFlight(None, [None] * 20, None, "default", sizes.size, now - 30)]
+        campaign.in_flight = [InFlight(None, [None] * 20, None, "default", sizes.size, now - 30)]
         campaign.last_done = now - 4
         assert 5.5 < campaign._queued_seconds() <= 6.0
         campaign.last_done = now - 40  # worked on since it was queued: done by now
@@ -293,3 +294,45 @@ def test_a_batch_still_running_at_the_deadline_counts_the_runs_it_had_checked(tm
                                                profile="large", max_bytes=16_000_000)
     assert counts.programs >= 1 and 0 < counts.runs_checked and counts.runs_cut > 0, lines
     assert "not run at the deadline" in lines[-1], lines
+
+
+class _Straggler:
+    """A batch in flight whose groups are all in once ``done_after`` waits have passed."""
+
+    def __init__(self, done_after: int):
+        self.waits_left = done_after
+
+    @property
+    def done(self) -> bool:
+        return self.waits_left <= 0
+
+    def wait(self, seconds: float) -> bool:
+        self.waits_left -= 1
+        return self.done
+
+
+def _settle(batches: list, starving: bool, workers: int = 3):
+    """``in_flight.settle`` over stand-in batches and pool: the names of the batches it
+    recorded, of those left in flight, and how many times it called ``waiting``."""
+    from types import SimpleNamespace
+
+    from fuzzaoti.in_flight import InFlight, settle
+
+    in_flight = [InFlight(b, [], None, "default", 8, 0.0) for b in batches]
+    pool = SimpleNamespace(workers=[None] * workers, starving=starving)
+    recorded, waited = [], []
+    settle(in_flight, pool, lambda f: recorded.append(batches.index(f.batch)), waited.append, lambda: False)
+    return recorded, [batches.index(f.batch) for f in in_flight], len(waited)
+
+
+def test_a_straggling_batch_leaves_no_worker_idle():
+    # the oldest batch's last group runs for minutes (a 27 s kernel, eight big runs: on an H100 the
+    # other two workers idled for about 90 s each): with a worker starving, the campaign draws
+    # another batch instead of waiting for the oldest; before, it waited whenever two were in flight
+    assert _settle([_Straggler(10**6), _Straggler(0)], starving=True) == ([], [0, 1], 0)
+    # with every worker busy it waits, and records the oldest once it is done (in order: the
+    # batch after it, done first, waits its turn)
+    assert _settle([_Straggler(3), _Straggler(0), _Straggler(10**6)], starving=False) == ([0, 1], [2], 3)
+    # at most one batch a worker beyond the oldest: then the oldest is recorded, whatever it takes
+    stragglers = [_Straggler(10**6) for _ in range(5)]
+    assert _settle(stragglers, starving=True, workers=3) == ([0], [1, 2, 3, 4], 0)

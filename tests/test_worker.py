@@ -2,6 +2,7 @@
 
 import os
 import re
+import time
 
 import pytest
 
@@ -316,3 +317,34 @@ def test_a_check_the_pool_closed_midway_counts_as_nothing(bmm_index_program):
         assert pool.stats.compiles == 0 and not pool.stats.bisect_causes
     finally:
         pool.close()
+
+
+def test_the_pool_is_starving_while_a_worker_has_nothing_to_take(fake_fault):
+    # what lets a campaign queue another batch while a straggler holds its oldest (in_flight.settle)
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    fake_fault("abs:slow")  # each run of a program with abs takes fake.SLOW_S
+    program = Program((DimSpec("m", 2, None, 3),), (InputSpec("x0", "float32", ("m",)),),
+                      (Node("t0", "abs", ("x0",)),), ("t0",)).validate()
+    slow = Case(program, (((("m", 4),), 0),))
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=2)
+    try:
+        pool.start()
+        assert pool.starving  # nothing queued, nobody busy
+        first = pool.submit([slow])
+        assert _soon(lambda: pool.starving)  # worker 0 took it: worker 1 has nothing
+        second = pool.submit([slow])
+        assert _soon(lambda: not pool.starving)  # both busy for seconds: nobody idles
+        assert [o.symptom for o in first.outcomes() + second.outcomes()] == ["pass", "pass"]
+        assert _soon(lambda: pool.starving)
+    finally:
+        pool.close()
+
+
+def _soon(condition, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

@@ -16,7 +16,6 @@ queues its next batch before the current one is done, so no worker waits at batc
 
 from __future__ import annotations
 
-import glob
 import heapq
 import itertools
 import os
@@ -32,6 +31,7 @@ from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool_stats import PoolStats, configs_label
+from fuzzaoti.workers.leftovers import sweep_leftovers_of_dead_pools
 from fuzzaoti.workers.protocol import Job
 from fuzzaoti.workers.standby import Standbys
 from fuzzaoti.workers.worker import Worker, WorkerConfig
@@ -67,6 +67,14 @@ class Submitted:
         if self.error is not None:
             raise self.error
         return list(self.results)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for every outcome; whether they are all in."""
+        return self._done.wait(seconds)
 
     def cancel(self) -> None:
         """Check no more of this batch: its groups still queued (a bisection's parts, say) are
@@ -127,11 +135,12 @@ class WorkerPool:
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
         self._seq = itertools.count()
-        _sweep_leftovers_of_dead_pools()
+        sweep_leftovers_of_dead_pools()
         self._packages = tempfile.mkdtemp(prefix=f"fuzzaoti-packages-{os.getpid()}-")  # one directory per group...
         self._package_users: Counter = Counter()  # ...removed once no queued group needs it
         self._state = threading.Condition()
         self._threads: list[threading.Thread] = []
+        self._busy = 0  # workers checking a group
         self._closing = False
 
     @property
@@ -207,9 +216,15 @@ class WorkerPool:
             del self._package_users[group.package]
             shutil.rmtree(group.package, ignore_errors=True)
 
+    @property
+    def starving(self) -> bool:
+        """Whether a worker has nothing to take: the queue is empty and not every worker is busy
+        (a campaign then queues another batch rather than wait for its oldest to be done)."""
+        with self._state:
+            return not self._queue and self._busy < len(self.workers)
+
     def _serve(self, k: int) -> None:
         """Worker k's thread: take the first group on the queue, check it, file the outcome."""
-        worker = self.workers[k]
         while True:
             with self._state:
                 while not self._queue and not self._closing:
@@ -217,48 +232,55 @@ class WorkerPool:
                 if self._closing:
                     return
                 group = heapq.heappop(self._queue)
-            batch, indices = group.batch, group.indices
-            if batch.error is not None:  # another group of this batch already failed the pool
-                with self._state:
-                    self._done_with(group)
-                continue
-            if batch.cancelled:
-                with self._state:
-                    self._done_with(group)
-                    batch.open_groups -= 1
-                    if batch.open_groups == 0:
-                        batch._done.set()
-                continue
+                self._busy += 1
             try:
-                outcomes, parts, seconds, blind = self._attempt(worker, [batch.cases[i] for i in indices],
-                                                                batch.backend, group.bisecting, group.package,
-                                                                group.exclude,
-                                                                None if group.bisecting else batch.stop_at)
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
+                self._serve_group(k, group)
+            finally:
                 with self._state:
-                    self._done_with(group)
-                    batch.error = exc
-                    batch._done.set()
-                continue
+                    self._busy -= 1
+
+    def _serve_group(self, k: int, group: _Group) -> None:
+        batch, indices = group.batch, group.indices
+        if batch.error is not None:  # another group of this batch already failed the pool
             with self._state:
-                batch.worker_s += seconds
-                batch.troubled |= bool(parts)
-                batch.blind |= blind
-                if outcomes is not None:
-                    for index, outcome in zip(indices, outcomes):
-                        if outcome is not None:
-                            batch.results[index] = outcome
-                    self.checked[k] += sum(o is not None for o in outcomes)
-                if batch.cancelled:
-                    parts = []
-                for part in parts:
-                    self._push(batch, [indices[j] for j in part.positions], bisecting=True,
-                               package=group.package if part.reload else None, exclude=part.exclude)
                 self._done_with(group)
-                batch.open_groups += len(parts) - 1
+            return
+        if batch.cancelled:
+            with self._state:
+                self._done_with(group)
+                batch.open_groups -= 1
                 if batch.open_groups == 0:
                     batch._done.set()
-                self._state.notify_all()
+            return
+        try:
+            outcomes, parts, seconds, blind = self._attempt(self.workers[k], [batch.cases[i] for i in indices],
+                                                            batch.backend, group.bisecting, group.package,
+                                                            group.exclude, None if group.bisecting else batch.stop_at)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
+            with self._state:
+                self._done_with(group)
+                batch.error = exc
+                batch._done.set()
+            return
+        with self._state:
+            batch.worker_s += seconds
+            batch.troubled |= bool(parts)
+            batch.blind |= blind
+            if outcomes is not None:
+                for index, outcome in zip(indices, outcomes):
+                    if outcome is not None:
+                        batch.results[index] = outcome
+                self.checked[k] += sum(o is not None for o in outcomes)
+            if batch.cancelled:
+                parts = []
+            for part in parts:
+                self._push(batch, [indices[j] for j in part.positions], bisecting=True,
+                           package=group.package if part.reload else None, exclude=part.exclude)
+            self._done_with(group)
+            batch.open_groups += len(parts) - 1
+            if batch.open_groups == 0:
+                batch._done.set()
+            self._state.notify_all()
 
     def describe(self) -> str:
         """What the pool's time went to (``PoolStats``), after its worker restarts and how many
@@ -340,37 +362,6 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
         return [_Part([suspect]), _Part(rest)], False
     half = len(judged) // 2
     return [_Part(judged[:half]), _Part(judged[half:])], True
-
-
-def _sweep_leftovers_of_dead_pools() -> None:
-    """Remove the package folders and worker stderr files of pools whose process is gone (both
-    are named by it): a campaign killed by SIGKILL (a Slurm job preempted, say) never closes its
-    pool, and would leave the packages of the groups it was reloading behind."""
-    for kind in ("packages", "worker"):
-        for path in glob.glob(os.path.join(tempfile.gettempdir(), f"fuzzaoti-{kind}-*-*")):
-            pid = os.path.basename(path).split("-")[2]
-            if pid.isdigit() and not _process_alive(int(pid)):
-                _remove(path)
-
-
-def _remove(path: str) -> None:
-    if os.path.isdir(path):
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
