@@ -13,7 +13,7 @@
 #           bash scripts/gpu_check.sh finish            collect, and once it has ended, each finding's repro alone
 #           bash scripts/gpu_check.sh acceptance MINUTES SEED [PYTEST ARGS]  background + pytest + collect in one call
 #           bash scripts/gpu_check.sh check             fuzzaoti check --device cuda on .whl/check/*.json
-#           bash scripts/gpu_check.sh triage ID...       triage findings ID... of .whl/finding.db (no shrink)
+#           bash scripts/gpu_check.sh triage ID...       triage findings ID... of .whl/finding.db (no shrink; TRIAGE_S each, default 300)
 #           bash scripts/gpu_check.sh check-triage [S]  the same, recorded; then triage each failure (S seconds in all, default 420)
 #           bash scripts/gpu_check.sh pytest ARGS...    pytest ARGS in the checkout, importing the installed wheel
 #           bash scripts/gpu_check.sh bench MINUTES [OPTIONS]  scripts/bench_throughput.py on the GPU (e.g. --configs default: like with like)
@@ -211,7 +211,7 @@ check)
 triage)
     cp "$REPO/.whl/finding.db" "$DB"
     for FID in "${@:2}"; do
-        step timeout 150 fuzzaoti triage "$FID" --corpus "$DB"
+        step timeout "${TRIAGE_S:-300}" fuzzaoti triage "$FID" --corpus "$DB"
         fuzzaoti show "$FID" --corpus "$DB" | head -12 | cut -c1-300
     done
     ;;
@@ -220,7 +220,7 @@ check-triage)
     # (stage and hand remedies: the bounded-Dim-max probe tells an unbounded-dim member) until S runs out
     END=$((SECONDS + ${2:-420}))
     step timeout 300 fuzzaoti check --device cuda --record "$DB" "$REPO"/.whl/check/*.json
-    for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings')))" "$DB"); do
+    for FID in $(python3 -c "import sqlite3,sys; print(' '.join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute('select id from findings order by id')))" "$DB"); do
         LEFT=$((END - SECONDS)); [ "$LEFT" -gt 30 ] || { echo "no time left to triage finding $FID"; continue; }
         step timeout "$LEFT" fuzzaoti triage "$FID" --corpus "$DB"
         fuzzaoti show "$FID" --corpus "$DB" | head -25 | cut -c1-300

@@ -46,3 +46,27 @@ def test_families_group_findings_with_the_same_shrunk_cause_and_remedies(bmm_ind
                        finding(3, bmm_index_program, False)])
     assert [[f.id for f in members] for members in groups.values()] == [[1, 2], [3]]
     assert "via bmm+index_select; passes with: int32 indices" in next(iter(groups))
+
+
+def test_each_rung_is_printed_as_soon_as_it_has_its_verdict(tmp_path, five_op_program):
+    # a rung is a compile (a minute on a GPU): a triage cut by a 150 s limit on the H100 had
+    # printed nothing of the rungs it had done, since every line came after the last check
+    from types import SimpleNamespace
+
+    from fuzzaoti.corpus import Corpus
+    from fuzzaoti.findings.triage import LADDER, triage_finding
+
+    events = []
+
+    def check(cases, backend=None):
+        events.append(f"check {backend or 'aoti'}" if len(cases) == 1 else "check workarounds")
+        return [SimpleNamespace(passed=True)] * len(cases)
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        fid, _ = corpus.record_failure(None, "cpu", None, "compare/mismatch/values via bmm",
+                                       {"stage": "compare", "symptom": "mismatch"}, five_op_program.to_json(),
+                                       [{"env": {"b": 70000, "n": 33}, "seed": 5}], {})
+        triage_finding(corpus, fid, check, lambda line: events.append(line.split()[1]))
+    rungs = [event for rung in LADDER for event in (f"check {rung}", rung)]
+    assert events[:len(rungs)] == rungs, events
+    assert events[len(rungs):len(rungs) + 3] == ["checking", "check workarounds", "bounded"], events

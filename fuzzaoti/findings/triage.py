@@ -31,10 +31,16 @@ def _verdict(outcome, program: Program, target: str) -> str:
     return "FAILS (same bug)" if same_bug(sig, target) else f"FAILS differently: {sig}"
 
 
-def ladder(case: Case, target: str, check: Callable) -> dict[str, str]:
-    """``{backend: verdict}`` for each rung; the last rung is the pool's own backend (AOTI)."""
-    return {rung: _verdict(check([case], backend=None if rung == "aoti" else rung)[0], case.program, target)
-            for rung in LADDER}
+def ladder(case: Case, target: str, check: Callable, log: Callable[[str], None] = lambda line: None,
+           ) -> dict[str, str]:
+    """``{backend: verdict}`` for each rung; the last rung is the pool's own backend (AOTI). Each
+    verdict is logged as it comes: a rung is a compile of its own (a minute on a GPU), and a
+    triage cut by a time limit had printed nothing of the rungs it had done."""
+    verdicts = {}
+    for rung in LADDER:
+        verdicts[rung] = _verdict(check([case], backend=None if rung == "aoti" else rung)[0], case.program, target)
+        log(_line("ladder", rung, verdicts[rung]))
+    return verdicts
 
 
 def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
@@ -85,11 +91,21 @@ def _chunked(p: Program) -> Program:
     return p.with_(nodes=tuple(nodes))
 
 
-def workarounds(case: Case, target: str, check: Callable) -> dict[str, str]:
+def workarounds(case: Case, target: str, check: Callable, log: Callable[[str], None] = lambda line: None,
+                ) -> dict[str, str]:
     """``{remedy: verdict}``: does the bug survive each hand remedy (checked together, one batch)?"""
     named = list(workaround_cases(case))
+    if named:
+        log(f"  workarounds checking {', '.join(name for name, _ in named)} (one batch)")
     outcomes = check([c for _, c in named]) if named else []
-    return {name: _verdict(o, c.program, target) for (name, c), o in zip(named, outcomes)}
+    verdicts = {name: _verdict(o, c.program, target) for (name, c), o in zip(named, outcomes)}
+    for name, verdict in verdicts.items():
+        log(_line("workarounds", name, verdict))
+    return verdicts
+
+
+def _line(part: str, name: str, verdict: str) -> str:
+    return f"  {part:<11} {name:<24} {verdict}"
 
 
 def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str], None] = print) -> dict:
@@ -98,11 +114,8 @@ def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str]
     family named under ``member``."""
     finding = corpus.finding(finding_id)
     case = finding.case
-    result = {"ladder": ladder(case, finding.signature, check),
-              "workarounds": workarounds(case, finding.signature, check)}
+    result = {"ladder": ladder(case, finding.signature, check, log),
+              "workarounds": workarounds(case, finding.signature, check, log)}
     corpus.set_triage(finding_id, result["ladder"], result["workarounds"])
-    for part in ("ladder", "workarounds"):
-        for name, verdict in result[part].items():
-            log(f"  {part:<11} {name:<24} {verdict}")
     result["member"] = mark_member(corpus, finding_id, log)  # another case of a family's root cause
     return result
