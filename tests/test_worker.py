@@ -120,6 +120,8 @@ def test_workers_share_the_bisection_of_a_failed_share(bmm_index_program, fake_f
         assert sum(pool.checked) == 8 and all(pool.checked)  # both workers did part of the work
         # case 7, compiled alone, made a compile of its own: [0..3], [4..6], [7], then the bisection
         assert pool.stats.compiles - pool.stats.bisect_compiles == 3
+        assert pool.stats.alone == 1 and pool.stats.alone_s > 0  # case 7's, counted apart in the summary
+        assert "; 1 compiles of a quarantined program alone (" in pool.stats.describe()
     finally:
         pool.close()
 

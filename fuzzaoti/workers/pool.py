@@ -97,6 +97,7 @@ class _Group:
     bisecting: bool = field(compare=False)
     package: str = field(default="", compare=False)
     exclude: tuple[int, ...] = field(default=(), compare=False)
+    alone: bool = field(default=False, compare=False)  # a quarantined program, compiled on its own
 
 
 class _Part(NamedTuple):
@@ -189,7 +190,7 @@ class WorkerPool:
                 raise RuntimeError("the worker pool is closed")
             batch.open_groups = len(groups)
             for indices in groups:
-                self._push(batch, indices, bisecting=False)
+                self._push(batch, indices, bisecting=False, alone=len(indices) == 1 and indices[0] in alone)
             if not groups:
                 batch._done.set()
             self._state.notify_all()
@@ -201,13 +202,13 @@ class WorkerPool:
         return batch
 
     def _push(self, batch: Submitted, indices: list[int], bisecting: bool, package: str | None = None,
-              exclude: tuple[int, ...] = ()) -> None:
+              exclude: tuple[int, ...] = (), alone: bool = False) -> None:
         """Queue a group (under ``_state``): a new package directory unless it reloads one."""
         seq = next(self._seq)
         package = package or os.path.join(self._packages, str(seq))
         self._package_users[package] += 1
         heapq.heappush(self._queue, _Group((batch.priority, 0 if bisecting else 1, seq), batch, indices,
-                                           bisecting, package, exclude))
+                                           bisecting, package, exclude, alone))
 
     def _done_with(self, group: _Group) -> None:
         """The group is filed (under ``_state``): its package goes once no queued group reloads it."""
@@ -262,6 +263,10 @@ class WorkerPool:
                 batch.error = exc
                 batch._done.set()
             return
+        if group.alone:
+            with self._stats_lock:
+                self.stats.alone += 1
+                self.stats.alone_s += seconds
         with self._state:
             batch.worker_s += seconds
             batch.troubled |= bool(parts)

@@ -22,6 +22,8 @@ class PoolStats:
     rechecks: int = 0  # members pinned by a run probe (execute._Runner.probe) and checked alone: no bisection
     reloads: int = 0  # the rest of a group whose suspect killed a run, checked from its package: no compile
     reload_s: float = 0.0  # worker-seconds of those (counted in compile_s or bisect_s as well)
+    alone: int = 0  # compiles of a quarantined program on its own (the quarantine's rate of them)
+    alone_s: float = 0.0  # worker-seconds of those (counted in compile_s as well)
     stage_s: Counter = field(default_factory=Counter)  # worker-seconds per stage (eager, export, compile, ...)
     configs_s: Counter = field(default_factory=Counter)  # worker-seconds per compile config set, bisection included
     configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
@@ -61,6 +63,8 @@ class PoolStats:
                 + (f", {self.rechecks} of those rechecking members a run probe pinned" if self.rechecks else "")
                 + (f"; {self.reloads} checks of a failed group's rest from its package (no compile)"
                    if self.reloads else "")
+                + (f"; {self.alone} compiles of a quarantined program alone "
+                   f"({100 * self.alone_s / total if total else 0:.0f}% of worker time)" if self.alone else "")
                 + (f"; batches failed with: {causes}" if causes else "")
                 + (f"; worker time by stage: {stages}" if stages else "")
                 + (f"; worker-seconds per program by configs: {per_program}" if per_program else ""))
