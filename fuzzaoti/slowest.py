@@ -50,9 +50,15 @@ def describe(case: dict[str, Any], campaign_id: int | None) -> str:
     env = case["runs"][0]["env"]
     ops = "+".join(dict.fromkeys(node["op"] for node in case["program"]["nodes"]))
     compiled, eager = case["compiled_s"], case["eager_s"]
-    ratio = f", {compiled / eager:.0f}x" if eager > 0 else ""
-    return (f"; slowest compiled run: {compiled:.1f} s against {eager:.2f} s in eager{ratio} ({ops} at "
+    ratio = compiled / eager if eager > 0 else None
+    ratio_note = "" if ratio is None else f", {ratio:.0f}x" if ratio >= 10 else f", {ratio:.1f}x"
+    return (f"; slowest compiled run: {_seconds(compiled)} against {_seconds(eager)} in eager{ratio_note} ({ops} at "
             f"{', '.join(f'{k}={v}' for k, v in env.items())}; its case: 'fuzzaoti stats --slowest {campaign_id}')")
+
+
+def _seconds(seconds: float) -> str:
+    """``27.0 s``; ``0.0042 s`` (an H100 campaign's slowest run had printed as 0.0 s, "1x" its eager's 0.03 s)."""
+    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds:.2g} s"
 
 
 def stored_case(campaigns: list[dict], campaign_id: int) -> str:

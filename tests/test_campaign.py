@@ -336,3 +336,18 @@ def test_a_straggling_batch_leaves_no_worker_idle():
     # at most one batch a worker beyond the oldest: then the oldest is recorded, whatever it takes
     stragglers = [_Straggler(10**6) for _ in range(5)]
     assert _settle(stragglers, starving=True, workers=3) == ([0], [1, 2, 3, 4], 0)
+
+
+def test_the_slowest_run_line_keeps_a_fast_runs_digits():
+    # an H100 campaign whose big runs were all fast printed "0.0 s against 0.03 s in eager, 1x"
+    from fuzzaoti.slowest import describe
+
+    def line(compiled_s, eager_s):
+        case = {"program": {"nodes": [{"op": "baddbmm"}]}, "runs": [{"env": {"d0": 31654772}}],
+                "compiled_s": compiled_s, "eager_s": eager_s}
+        return describe(case, 1)
+
+    fast = line(0.0042, 0.031)
+    assert "slowest compiled run: 0.0042 s against 0.031 s in eager, 0.1x (baddbmm at d0=31654772" in fast
+    assert "slowest compiled run: 27.0 s against 0.012 s in eager, 2252x (" in line(27.025, 0.012)
+    assert "in eager, 2.5x (" in line(2.5, 1.0)
