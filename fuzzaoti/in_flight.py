@@ -3,9 +3,10 @@
 A campaign records its batches in the order it drew them, each once all its groups are in, and
 keeps one more queued behind the one being recorded, so the workers go on with it while the
 campaign thread records, shrinks and draws. But one group can hold a batch for minutes: on an
-H100, a ``amax`` over an int8 row of 2**32-1 elements, compiled for its export hint of 10 with
-no split reduction, took 27 s a run against 0.01 s in eager, and its member's eight big runs held
-worker 0 for about three minutes while the other two, done with the one batch queued, idled.
+H100, an ``amax`` over an int8 row of 2**32-1 elements, compiled for its export hint of 10 (a
+reduction split by the hint: not at all), took 27 s a run against 0.01 s in eager, and its
+member's eight big runs held worker 0 for about three minutes while the other two, done with the
+one batch queued, idled.
 So while the oldest batch is not done and a worker has nothing to take, the campaign draws
 another for it (``settle``), up to one a worker beyond the oldest.
 """
