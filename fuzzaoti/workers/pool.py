@@ -60,7 +60,7 @@ class Submitted:
         """Wait for every outcome (same order as the cases); re-raises a pool error.
         ``waiting`` is called twice a second meanwhile (a campaign's progress line); past the
         monotonic time ``until`` the outcomes not in yet are given as None (never checked)."""
-        while not self._done.wait(0.5):  # a short wait, so a Ctrl-C is seen at once
+        while not self.wait(0.5):  # a short wait, so a Ctrl-C is seen at once
             waiting()
             if until is not None and time.monotonic() >= until:
                 break
@@ -256,17 +256,14 @@ class WorkerPool:
         try:
             outcomes, parts, seconds, blind = self._attempt(self.workers[k], [batch.cases[i] for i in indices],
                                                             batch.backend, group.bisecting, group.package,
-                                                            group.exclude, None if group.bisecting else batch.stop_at)
+                                                            group.exclude, None if group.bisecting else batch.stop_at,
+                                                            group.alone)
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the batch
             with self._state:
                 self._done_with(group)
                 batch.error = exc
                 batch._done.set()
             return
-        if group.alone:
-            with self._stats_lock:
-                self.stats.alone += 1
-                self.stats.alone_s += seconds
         with self._state:
             batch.worker_s += seconds
             batch.troubled |= bool(parts)
@@ -305,13 +302,14 @@ class WorkerPool:
 
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None, bisecting: bool,
                  package: str | None = None, exclude: tuple[int, ...] = (), stop_at: float | None = None,
-                 ) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
+                 alone: bool = False) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
         a whole, the parts to check next (``_split``); the seconds it took; and whether it was
         split blind, in halves (a bisection, whose compiles grow with the group, where a named
         suspect costs two whatever its size). Members the worker pinned without failing the
         group have no outcome yet (None) and a part of their own each; so do the ``exclude``d
-        members of a group reloaded from ``package`` (their own parts settle them)."""
+        members of a group reloaded from ``package`` (their own parts settle them). An ``alone``
+        group (a quarantined program) is counted apart in the stats."""
         job = Job(backend or worker.config.backend, worker.config.device, tuple(cases), worker.config.max_bytes,
                   package, exclude, stop_at)
         started = time.monotonic()
@@ -325,7 +323,7 @@ class WorkerPool:
         checked = len(judged) if result.cases is None else sum(result.cases[k] is not None for k in judged)
         with self._stats_lock:  # (a member the deadline came before is not checked)
             self.stats.add(seconds, bisecting, result.seconds, configs_label(cases[0].program.configs), checked,
-                           reloaded=bool(exclude))
+                           reloaded=bool(exclude), alone=alone)
         if result.batch is None:  # pinned members (a run raised in them alone) are checked alone
             recheck = [k for k in result.recheck if k in judged] if len(judged) > 1 else []
             outcomes = [None if k in recheck or k in exclude else o for k, o in enumerate(result.cases)]

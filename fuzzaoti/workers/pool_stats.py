@@ -29,7 +29,10 @@ class PoolStats:
     configs_programs: Counter = field(default_factory=Counter)  # programs checked per config set
 
     def add(self, seconds: float, bisecting: bool, stages: dict[str, float], configs: str, programs: int,
-            reloaded: bool = False) -> None:
+            reloaded: bool = False, alone: bool = False) -> None:
+        if alone:  # a quarantined program compiled on its own
+            self.alone += 1
+            self.alone_s += seconds
         if reloaded:
             self.reloads += 1
             self.reload_s += seconds
