@@ -89,3 +89,33 @@ def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone()
     dropped, merged_only = drop(ExportsFine())
     assert dropped == {1} and merged_only.symptom == "invalid"
     assert merged_only.message.startswith("export refused this range only inside a merged batch")
+
+
+@pytest.mark.parametrize("guard", [TRUE_GUARD, "L['x0'].size()[1] % 3 != 0"])  # refuted or not
+def test_a_member_refused_only_inside_the_merge_is_checked_alone_never_called_invalid(guard):
+    """A guard export builds from another member's sizes says nothing of this program: the
+    member that exports alone is marked for the pool's recheck on its own. Without the alone
+    export, an unrefuted guard made it invalid (a program no campaign would ever check)."""
+    from fuzzaoti.compile import merge as batch
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.workers.blame import drop_failing_members
+    from fuzzaoti.workers.execute import _Member
+
+    relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                   (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    flatten = _program(256)
+    members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
+               _Member(Case.from_run_dicts(flatten, [{"env": {"d0": 3, "d1": 16}, "seed": 0}]))]
+    exported = []
+
+    class ExportsFine:
+        @staticmethod
+        def export(namespace, example):
+            exported.append([tuple(t.shape) for t in example])
+
+    outcome = Outcome("export", "invalid", "UserError: " + _message(guard.replace("'x0'", "'p1_x0'"), dim="p1_d1"))
+    dropped = drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, ExportsFine(), "cpu")
+    assert dropped == {1} and exported == [[(12, 16, 4, 16)]]  # its example: the hints
+    assert members[1].recheck and not members[0].recheck and members[0].outcome is None
+    assert members[1].outcome.message.startswith("export refused this range only inside a merged batch")

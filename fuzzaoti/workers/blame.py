@@ -63,20 +63,26 @@ def drop_failing_members(outcome: Outcome, stage: str, merged: Program, members:
     outcomes are set and the caller retries the rest. Export names the members whose ranges it
     refused; a traceback can end in one member's code; and when an export failed for neither
     reason, a backend that can export alone exports each member alone (an export costs a
-    second, a compile many). Any other failing member is only marked the suspect, which the
-    pool checks alone first."""
+    second, a compile many). A refused member that exports alone is refused only by the merge
+    (a guard built from another member's sizes): it is marked ``recheck``, for the pool to
+    check on its own, never invalid. Any other failing member is only marked the suspect,
+    which the pool checks alone first."""
     rejected = rejected_members(outcome, len(members))
     blamed = blamed_member(outcome, merged, len(members))
     if not rejected and outcome.symptom == "invalid" and blamed is not None:
         rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
     export = getattr(backend, "export", None)
     for k in rejected:
-        message = outcome.message
-        wrong = export_wrong(outcome, members[k].program, batch.prefix(k))
-        if wrong is not None and export is not None:  # export's bug: a finding only if it shows alone
-            wrong = export_alone(members[k], export, device)
-            message = "export refused this range only inside a merged batch; alone it exports\n\n" + message
-        members[k].outcome = wrong or Outcome("export", "invalid", message)
+        if export is None:
+            wrong = export_wrong(outcome, members[k].program, batch.prefix(k))
+            members[k].outcome = wrong or Outcome("export", "invalid", outcome.message)
+            continue
+        alone = export_alone(members[k], export, device)  # invalid, export's bug, or None: it exports
+        if alone is None:  # the merge made the guard (another member's sizes): no verdict on this
+            # program, which the pool checks on its own (``recheck``)
+            message = "export refused this range only inside a merged batch; alone it exports\n\n" + outcome.message
+            alone, members[k].recheck = Outcome("export", "invalid", message), True
+        members[k].outcome = alone
     if not rejected and stage == "export" and export is not None:
         rejected = fail_export_alone(members, export, device)
     if not rejected and blamed is not None:
