@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fuzzaoti.model import sizes
+from fuzzaoti.model import regroup, sizes
 from fuzzaoti.strategies._builder import FLOAT_DTYPES, Builder
 
 GLUE_OPS = ("reshape", "view", "permute", "transpose", "flatten", "unsqueeze", "chunk")
@@ -86,24 +86,26 @@ def _flatten(b: Builder, t: str, shape: tuple, dtype: str) -> str | None:
 
 
 def _regroup(kind: str):
-    """``reshape`` or ``view``: one span of axes regrouped into two (or merged into one)."""
-    def regroup(b: Builder, t: str, shape: tuple, dtype: str) -> str | None:
+    """``reshape`` or ``view``: one span of axes regrouped into two (or merged into one), in a
+    way export traces without guarding a dim's value (``fuzzaoti.model.regroup``)."""
+    def regroup_span(b: Builder, t: str, shape: tuple, dtype: str) -> str | None:
         spans = _spans(shape)
         if not spans:
             return None
         start, end = b.draw(st.sampled_from(spans))
         total = sizes.product(shape[start:end])
         parts = [a for a in range(2, 17) if sizes.content(total) % a == 0 and b.min_of(sizes.divide(total, a)) >= 2]
-        if parts:
-            part = b.draw(st.sampled_from(parts))
-            rest = sizes.divide(total, part)
-            new, middle = ((part, -1), (part, rest)) if b.draw(st.booleans()) else ((-1, part), (rest, part))
-        elif end - start >= 2:
-            new, middle = (-1,), (total,)
-        else:
+        # (new sizes, the axes they make): each part split off either end, else a merge
+        ways = ([((a, -1), (a, sizes.divide(total, a))) for a in parts]
+                + [((-1, a), (sizes.divide(total, a), a)) for a in parts] if parts
+                else [((-1,), (total,))] if end - start >= 2 else [])
+        ranges = {d.name: (d.min, d.max) for d in b.dims}
+        ways = [w for w in ways if regroup.traced_alike(shape, shape[:start] + w[1] + shape[end:], ranges)]
+        if not ways:  # export would guard a dim's value (d % 2 != 0) and refuse the range
             return None
+        new, middle = b.draw(st.sampled_from(ways))
         return b.add_node(kind, (t,), shape[:start] + middle + shape[end:], dtype, start=start, end=end, new=new)
-    return regroup
+    return regroup_span
 
 
 _GLUE = {"reshape": _regroup("reshape"), "view": _regroup("view"), "permute": _permute, "transpose": _transpose,
