@@ -9,7 +9,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzaoti.check.signature import signature
 from fuzzaoti.cli import main
+from fuzzaoti.corpus.known_bugs import KnownList, builtin_bugs
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.strategies import cases, programs
 from fuzzaoti.workers.worker import WorkerConfig
@@ -32,7 +34,11 @@ def test_a_batch_of_generated_programs_compiles_and_matches_eager():
         outcomes = pool.check(drawn)
     finally:
         pool.close()
-    failures = [(o.stage, o.symptom, o.message[:200]) for o in outcomes if o.symptom != "pass"]
+    # a bug on the known list (by signature, as a campaign names it) is no failure of the
+    # generator: these draws meet the derived-dim .item() bug on torch 2.13, say
+    known = KnownList(builtin_bugs())
+    failures = [(o.stage, o.symptom, o.message[:200]) for c, o in zip(drawn, outcomes)
+                if o.symptom != "pass" and known.match(signature(o, c.program)) is None]
     assert not failures, failures
     assert sum(o.runs_checked for o in outcomes) >= len(drawn)
 
