@@ -129,6 +129,17 @@ def test_a_thousand_draws_cover_every_op_and_dim_kind():
                                        "from data (.item)"}
 
 
+def test_integer_data_is_drawn_of_one_sign_as_well_as_of_both():
+    # a max over int8 values all below 0 is where Inductor's CPU vector reductions count their
+    # inactive lanes (pytorch#191499; corpus/known/inductor-cpu-int8-max-reduction-inactive-lanes):
+    # values of both signs, the only ones drawn before, never show it
+    from fuzzaoti.strategies.histograms import sample
+
+    drawn = {(i.values.low, i.values.high) for profile in ("small", "large")
+             for p in sample(programs(profile=profile), 100) for i in p.inputs if i.dtype in ("int8", "int32")}
+    assert {(-100, 100), (-100, 0), (1, 100)} <= drawn, drawn
+
+
 def test_batch_configs_give_each_config_set_about_the_same_compile_time():
     from fuzzaoti.strategies import batch_config_sets, config_sets
     from fuzzaoti.strategies._configs import CONFIG_COST, config_cost
