@@ -110,15 +110,16 @@ def test_every_builtin_entry_names_the_torch_range_it_fails_in():
         ["unknown", "fail", "fail", "pass"]
 
 
-def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes", aoti="FAILS (same bug)"):
+def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes", aoti="FAILS (same bug)",
+                    dtype="int8"):
     """A stored, triaged finding: the amax member of the int32-from-hint family (the H200's,
     seed 4120), its failing run at ``d0`` (2**28 rows of 8: 2**31 elements)."""
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 
     program = Program((DimSpec("d0", 3, 2**34, 3, "auto"),),
-                      (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),
+                      (InputSpec("x0", dtype, ("d0", 8), Values("int", -100, 100)),),
                       (Node("t0", "amax", ("x0",), (("dim", 0),)),), ("t0",)).validate()
-    corpus = Corpus.open(str(tmp_path / f"c{d0}{device}{inductor}{bounded}{len(aoti)}.db"), create=True)
+    corpus = Corpus.open(str(tmp_path / f"c{d0}{device}{inductor}{bounded}{len(aoti)}{dtype}.db"), create=True)
     fid, _ = corpus.record_failure(None, device, None, "run/illegal_memory_access/AcceleratorError: x",
                                    {"stage": "run", "symptom": "illegal_memory_access"}, program.to_json(),
                                    [{"env": {"d0": 3}, "seed": 0}, {"env": {"d0": d0}, "seed": 1}], {})
@@ -151,3 +152,18 @@ def test_a_wrapped_address_that_faults_on_one_run_and_reads_wrong_values_on_anot
                  "access was encountered", "FAILS differently: compare/mismatch/values via amax"):
         corpus, fid = _family_finding(tmp_path, aoti=aoti)
         assert mark_member(corpus, fid, lambda line: None) is not None, aoti
+
+
+
+def test_a_cpu_int8_amax_that_inductor_gets_wrong_too_is_a_member_of_the_inactive_lanes_bug(tmp_path):
+    # pytorch#191499's family: a wrong value on the CPU shares its signature with every other
+    # wrong value of no matmul or indexing op, so the rule asks for the op and the dtype as well
+    from fuzzaoti.corpus.known_bugs import mark_member
+
+    corpus, fid = _family_finding(tmp_path, device="cpu", d0=40, inductor="FAILS (same bug)")
+    note = mark_member(corpus, fid, lambda line: None)
+    assert note.startswith("same root cause as inductor-cpu-int8-max-reduction-inactive-lanes"), note
+    for changes in ({"dtype": "int32"}, {"inductor": "passes"}, {"device": "cuda", "d0": 40}):
+        evidence = {"device": "cpu", "d0": 40, "inductor": "FAILS (same bug)", **changes}
+        corpus, fid = _family_finding(tmp_path, **evidence)
+        assert mark_member(corpus, fid, lambda line: None) is None, changes

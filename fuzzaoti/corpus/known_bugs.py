@@ -131,9 +131,10 @@ def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tup
     entry)``; None for none.
 
     A rule asks for what the seeds' authors checked by hand before calling a failure one more
-    case of a bug: its ``devices``; ``ladder`` and ``workarounds`` verdicts (inductor passes,
-    AOTI fails, a bounded ``Dim`` max passes); and a ``reach`` (a failing run past 2**31
-    elements, ``fuzzaoti.model.scale.reach``). The evidence is triage's, so an untriaged
+    case of a bug: its ``devices``; the ``ops`` its program must have and the ``dtypes`` one of
+    its inputs must have; ``ladder`` and ``workarounds`` verdicts (inductor passes, AOTI fails, a
+    bounded ``Dim`` max passes); and a ``reach`` (a failing run past 2**31 elements,
+    ``fuzzaoti.model.scale.reach``). The evidence is triage's, so an untriaged
     finding is never anyone's member."""
     if finding.canary or not finding.triage:
         return None
@@ -147,12 +148,14 @@ def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tup
 def _meets(rule: dict, finding) -> bool:
     from fuzzaoti.model import scale  # the model, for reach: only once a finding is triaged
 
-    if finding.device not in rule.get("devices", [finding.device]):
+    program = finding.case.program
+    if finding.device not in rule.get("devices", [finding.device]) or not set(rule.get("ops", [])) <= set(program.ops):
+        return False
+    if "dtypes" in rule and not any(i.dtype in rule["dtypes"] for i in program.inputs):
         return False
     for part, verdicts in (("ladder", finding.triage), ("workarounds", finding.workarounds)):
         if not all(_verdict_is(verdicts.get(name) or "", wanted) for name, wanted in rule.get(part, {}).items()):
             return False
-    program = finding.case.program
     reached = [scale.reach(program, dict(env)) for env, _ in finding.case.runs]
     return all(any(r[key] >= least for r in reached) for key, least in rule.get("reach", {}).items())
 
