@@ -74,17 +74,18 @@ def reference_dtype(program: Program, env: Mapping[str, int], max_bytes: int | N
     """The dtype floats are upcast to for the reference run: ``float64``, ``float32`` where only
     that fits ``max_bytes`` (half-precision programs only), None when no output is a float (the
     oracle compares integers with eager exactly and needs no reference)."""
-    return _reference_dtype(program, tensors(program, env), max_bytes)
+    return _reference(program, tensors(program, env), max_bytes)[0]
 
 
-def _reference_dtype(program: Program, infos, max_bytes: int | None) -> str | None:
+def _reference(program: Program, infos, max_bytes: int | None) -> tuple[str | None, int]:
+    """``reference_dtype`` and the run's bytes with it, the float64 bytes counted once (the
+    runtime-shape solver asks at thousands of sizes a program)."""
     if not any(infos[o].dtype in FLOAT_DTYPES for o in program.outputs):
-        return None
-    if max_bytes is None or _run_bytes(program, infos, "float64") <= max_bytes:
-        return "float64"
-    if all(d in HALF for d in program.float_dtypes()):
-        return "float32"
-    return "float64"
+        return None, _run_bytes(program, infos, None)
+    wide = _run_bytes(program, infos, "float64")
+    if max_bytes is None or wide <= max_bytes or not all(d in HALF for d in program.float_dtypes()):
+        return "float64", wide
+    return "float32", _run_bytes(program, infos, "float32")
 
 
 def run_bytes(program: Program, env: Mapping[str, int], reference: str | None = "float64") -> int:
@@ -123,7 +124,7 @@ def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | Non
 
 
 def _checked_bytes(program: Program, infos, max_bytes: int | None) -> int:
-    return _run_bytes(program, infos, _reference_dtype(program, infos, max_bytes))
+    return _reference(program, infos, max_bytes)[1]
 
 
 def fits(program: Program, env: Mapping[str, int], max_bytes: int | None) -> bool:
