@@ -118,11 +118,13 @@ def test_large_programs_run_in_eager_at_their_export_sizes(program):
     assert check_batch(job, lambda stage: None).cases[0].symptom == "pass"
 
 
-def test_a_thousand_draws_cover_every_op_and_dim_kind():
+def test_two_thousand_draws_cover_every_op_and_dim_kind():
     from fuzzaoti.strategies.histograms import histograms, sample
     from fuzzaoti.model.ops import OPS
 
-    hists = histograms(sample(programs(), 1000))
+    # two seeds: one seed's draws are correlated (Hypothesis mutates its earlier examples), so a
+    # pointwise op drawn 29 times in one thousand draws is drawn none in the next thousand
+    hists = histograms(sample(programs(), 1000, seed=0) + sample(programs(), 1000, seed=1))
     large_only = {"expand_lead", "bmm_chunked"}
     assert set(hists["ops"]) == set(OPS) - large_only
     assert set(hists["dim kinds"]) == {"bounded", "unbounded", "auto", "dynamic", "derived", "shared", "static",
