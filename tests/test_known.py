@@ -105,3 +105,26 @@ def test_a_member_whose_export_fails_is_found_without_bisecting(five_op_program)
     assert result.batch is None
     assert passed.passed and passed.runs_checked == 1
     assert signature(failed, program) == data["signature"]
+
+
+@pytest.mark.aoti
+def test_triage_tells_a_bug_the_export_hint_decided():
+    # the CPU sum compiled without cascade summation at its hint of 48 rows: the same Dim range
+    # exported at the failing 2**24 rows passes, the seeds' bounded max does not; a triage
+    # without the hinted probe could not tell this root cause from a codegen bug of every size
+    import torch
+
+    from fuzzaoti.corpus.known_bugs import expected_result
+    from fuzzaoti.findings.triage import workarounds
+
+    path = os.path.join(os.path.dirname(KNOWN[0]), "aoti-cpu-sum-cascade-chosen-at-export-hint.json")
+    data = json.load(open(path))
+    if expected_result(data, torch.__version__) != "fail":
+        pytest.skip(f"not in the entry's torch range: {data['title']}")
+    case = Case.from_run_dicts(Program.from_dict(data["program"]), data["runs"][:1])
+    pool = WorkerPool(WorkerConfig(backend="aoti"))
+    try:
+        remedies = workarounds(case, data["signature"], pool.check)
+    finally:
+        pool.close()
+    assert remedies == data["members"]["workarounds"]  # its members rule: the evidence a campaign matches

@@ -7,6 +7,8 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
     remedies = dict(workaround_cases(case))
     bounded = remedies["bounded Dim max"].program.dim["b"]
     assert bounded.kind == "range" and bounded.max == 70000
+    hinted = remedies["exported at the failing size"].program
+    assert (hinted.dim["b"].hint, hinted.dim["n"].hint) == (70000, 33) and hinted.dim["b"].max == five_op_program.dim["b"].max
     assert {i.dtype for i in remedies["int64 indices"].program.inputs if i.values.kind == "int"} == {"int64"}
     static = remedies["static shapes"].program
     assert static.dims == () and static.inputs[0].shape == (70000, 33, 4)

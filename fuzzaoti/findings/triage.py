@@ -4,8 +4,9 @@
 ``torch.compile`` with Inductor and dynamic shapes, and AOTI: the first rung that fails is the
 stage that introduced the bug. *Workarounds*: the remedies people apply by hand, each a
 Program transform checked with AOTI: a bounded ``Dim`` max instead of an unbounded or automatic
-dim, int32 instead of int64 indices, static shapes at the failing size, the batch of each bmm split
-into chunks (static, as a hand-written chunk loop exports), default configs.
+dim, the same dims exported at the failing size (their hints), int32 instead of int64 indices,
+static shapes at the failing size, the batch of each bmm split into chunks (static, as a
+hand-written chunk loop exports), default configs.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
         bounded = tuple(replace(d, kind="range", max=max(d.max or 0, values[d.name], d.hint, d.min + 1))
                         if d in loose else d for d in p.dims)
         yield "bounded Dim max", Case(p.with_(dims=bounded), case.runs)
+    hinted = tuple(replace(d, hint=min(max(values[d.name], d.min, 2), d.max or values[d.name])) for d in p.dims)
+    if hinted != p.dims:  # the same ranges, exported at the failing size: a pass says the export
+        # hint decided the bug (Inductor picks index width, split sizes, cascade sums from it)
+        yield "exported at the failing size", Case(p.with_(dims=hinted), case.runs)
     for old, new in (("int64", "int32"), ("int32", "int64")):
         index = [i for i in p.inputs if i.dtype == old and i.values.kind == "int"]
         if index:
