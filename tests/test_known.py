@@ -127,4 +127,5 @@ def test_triage_tells_a_bug_the_export_hint_decided():
         remedies = workarounds(case, data["signature"], pool.check)
     finally:
         pool.close()
-    assert remedies == data["members"]["workarounds"]  # its members rule: the evidence a campaign matches
+    assert remedies.items() >= data["members"]["workarounds"].items()  # its members rule's evidence
+    assert remedies["bounded Dim max"] == "FAILS (same bug)"
