@@ -55,25 +55,29 @@ def test_a_member_of_a_merged_batch_is_read_by_its_prefix():
     assert refuted_guard(merged, _program(256), prefix="p1_") is None
 
 
-def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone():
-    from fuzzaoti.compile import merge as batch
-    from fuzzaoti.compile.backends.aoti import AotiBackend
-    from fuzzaoti.workers.blame import drop_failing_members as _drop_failing_members
-    from fuzzaoti.model.case import Case
-    from fuzzaoti.workers.execute import _Member
+def _drop_beside_a_relu(guard, backend):
+    """Export refused member 1 (the flatten program) of a merged batch with ``guard``, member 0 a
+    relu: what ``drop_failing_members`` makes of it; the members for their flags."""
     from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.compile import merge as batch
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.workers.blame import drop_failing_members
+    from fuzzaoti.workers.execute import _Member
 
     relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
                    (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
     flatten = _program(256)
-    runs = [{"env": {"d0": 3, "d1": 16}, "seed": 0}]
-    merged_message = _message(TRUE_GUARD.replace("'x0'", "'p1_x0'"), dim="p1_d1")
+    members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
+               _Member(Case.from_run_dicts(flatten, [{"env": {"d0": 3, "d1": 16}, "seed": 0}]))]
+    outcome = Outcome("export", "invalid", "UserError: " + _message(guard.replace("'x0'", "'p1_x0'"), dim="p1_d1"))
+    return drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, backend, "cpu"), members
+
+
+def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone():
+    from fuzzaoti.compile.backends.aoti import AotiBackend
 
     def drop(backend):
-        members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
-                   _Member(Case.from_run_dicts(flatten, runs))]
-        outcome = Outcome("export", "invalid", "UserError: " + merged_message)
-        dropped = _drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, backend, "cpu")
+        dropped, members = _drop_beside_a_relu(TRUE_GUARD, backend)
         return dropped, members[1].outcome
 
     dropped, alone_fails = drop(AotiBackend())  # torch.export of the flatten member alone refuses it too
@@ -96,17 +100,6 @@ def test_a_member_refused_only_inside_the_merge_is_checked_alone_never_called_in
     """A guard export builds from another member's sizes says nothing of this program: the
     member that exports alone is marked for the pool's recheck on its own. Without the alone
     export, an unrefuted guard made it invalid (a program no campaign would ever check)."""
-    from fuzzaoti.compile import merge as batch
-    from fuzzaoti.check.outcome import Outcome
-    from fuzzaoti.model.case import Case
-    from fuzzaoti.workers.blame import drop_failing_members
-    from fuzzaoti.workers.execute import _Member
-
-    relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
-                   (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
-    flatten = _program(256)
-    members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
-               _Member(Case.from_run_dicts(flatten, [{"env": {"d0": 3, "d1": 16}, "seed": 0}]))]
     exported = []
 
     class ExportsFine:
@@ -114,8 +107,7 @@ def test_a_member_refused_only_inside_the_merge_is_checked_alone_never_called_in
         def export(namespace, example):
             exported.append([tuple(t.shape) for t in example])
 
-    outcome = Outcome("export", "invalid", "UserError: " + _message(guard.replace("'x0'", "'p1_x0'"), dim="p1_d1"))
-    dropped = drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, ExportsFine(), "cpu")
+    dropped, members = _drop_beside_a_relu(guard, ExportsFine())
     assert dropped == {1} and exported == [[(12, 16, 4, 16)]]  # its example: the hints
     assert members[1].recheck and not members[0].recheck and members[0].outcome is None
     assert members[1].outcome.message.startswith("export refused this range only inside a merged batch")
