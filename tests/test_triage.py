@@ -1,4 +1,5 @@
 from fuzzaoti.model.case import Case
+from fuzzaoti.model.program import DimSpec
 from fuzzaoti.findings.triage import workaround_cases
 
 
@@ -9,6 +10,9 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
     assert bounded.kind == "range" and bounded.max == 70000
     hinted = remedies["exported at the failing size"].program
     assert (hinted.dim["b"].hint, hinted.dim["n"].hint) == (70000, 33) and hinted.dim["b"].max == five_op_program.dim["b"].max
+    from_one = five_op_program.with_(dims=(DimSpec("b", 1, None, 6, "auto"), five_op_program.dim["n"]))
+    at_one = dict(workaround_cases(Case(from_one, (((("b", 1), ("n", 2)), 5),))))
+    assert at_one["exported at the failing size"].program.dim["b"].hint == 2  # export specializes a size of 1
     assert {i.dtype for i in remedies["int64 indices"].program.inputs if i.values.kind == "int"} == {"int64"}
     static = remedies["static shapes"].program
     assert static.dims == () and static.inputs[0].shape == (70000, 33, 4)

@@ -52,7 +52,7 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
         bounded = tuple(replace(d, kind="range", max=max(d.max or 0, values[d.name], d.hint, d.min + 1))
                         if d in loose else d for d in p.dims)
         yield "bounded Dim max", Case(p.with_(dims=bounded), case.runs)
-    hinted = tuple(replace(d, hint=min(max(values[d.name], d.min, 2), d.max or values[d.name])) for d in p.dims)
+    hinted = tuple(replace(d, hint=_hint_at(d, values[d.name])) for d in p.dims)
     if hinted != p.dims:  # the same ranges, exported at the failing size: a pass says the export
         # hint decided the bug (Inductor picks index width, split sizes, cascade sums from it)
         yield "exported at the failing size", Case(p.with_(dims=hinted), case.runs)
@@ -67,6 +67,12 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
         yield "chunked bmm (static)", Case(_chunked(_static(p, values)), (((), seed),))
     if p.configs:
         yield "default inductor configs", Case(p.with_(configs=()), case.runs)
+
+
+def _hint_at(d, size: int) -> int:
+    """``size`` as ``d``'s export hint: at least 2 (export specializes a size of 1), at most its max."""
+    hint = max(size, d.min, 2)
+    return hint if d.max is None else min(hint, d.max)
 
 
 def _static(p: Program, values: dict[str, int]) -> Program:
