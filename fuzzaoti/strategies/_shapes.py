@@ -178,7 +178,7 @@ def _large_runs(draw, program: Program, shapes, runs: int, cap: int, max_bytes: 
     planned = [dict(e) for e in dict.fromkeys(tuple(sorted(e.items())) for e in planned)]
     wanted = max(MIN_LARGE_RUNS if any(map(is_big, program.dims)) else MIN_RUNS_NO_BIG_DIM, runs)
     extra = max(0, min(wanted - len(planned), _distinct_shapes(program) - len(planned)))
-    room = sum(hi - lo + 1 for lo, hi in _Growth(program, program.hint_env()).spans(max_bytes))
+    room = sum(hi - lo + 1 for lo, hi in _spans(program, tuple(program.hint_env().items()), max_bytes))
     n_past = min(extra - extra // PAST_SHARE, room // 4)  # (a bounded-just dim has few sizes past)
     planned += draw(_distinct(past_crossing(program, cap, max_bytes), planned, n_past))
     return planned + draw(_distinct(shapes, planned, extra - n_past))
