@@ -278,6 +278,7 @@ class Campaign:
             c.runs_over_budget += outcome.runs_over_budget
             c.runs_oom += outcome.runs_oom
             c.runs_cut += outcome.runs_cut
+            c.runs_directed += outcome.runs_directed
             self.slowest.add(case, outcome)
             if outcome.symptom == "invalid":
                 c.invalid += 1
@@ -363,10 +364,11 @@ class Campaign:
         return line
 
     def _large_note(self) -> str:
-        """`` (N past a crossing, N over budget, N out of memory, N not run at the deadline)``
-        where any is non-zero."""
+        """`` (N past a crossing, N breaking an Inductor assumption, N over budget, N out of memory,
+        N not run at the deadline)`` where any is non-zero."""
         c = self.counts
         parts = [f"{n} {what}" for n, what in ((c.runs_large, f"past a crossing, of {c.programs_large} programs"),
+                                              (c.runs_directed, "breaking an Inductor assumption"),
                                               (c.runs_over_budget, "over --max-bytes"),
                                               (c.runs_oom, "out of memory"),
                                               (c.runs_cut, "not run at the deadline")) if n]

@@ -57,6 +57,7 @@ class Counts:
     runs_over_budget: int = 0  # runs not run: predicted over --max-bytes
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
     runs_cut: int = 0  # runs not run: the deadline came first (their programs count, checked at the rest)
+    runs_directed: int = 0  # runs at sizes breaking what Inductor assumed (fuzzaoti.workers.directed)
     invalid: int = 0
     failures: int = 0
     new_findings: int = 0

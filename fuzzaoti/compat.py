@@ -82,10 +82,7 @@ def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:
 
     ranges: dict[tuple[int, int], tuple[int, int | None]] = {}
     constraints = {str(sym): vr for sym, vr in ep.range_constraints.items()}
-    user_inputs = [
-        n for n in ep.graph.nodes if n.op == "placeholder" and n.name in _user_input_names(ep)
-    ]
-    for index, node in enumerate(user_inputs):
+    for index, node in enumerate(_user_inputs(ep)):
         val = node.meta.get("val")
         for axis, size in enumerate(getattr(val, "shape", ())):
             expr = getattr(size, "node", None)
@@ -101,6 +98,44 @@ def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:
 
 def _user_input_names(ep: Any) -> set[str]:
     return set(ep.graph_signature.user_inputs)
+
+
+def _user_inputs(ep: Any) -> list:
+    names = _user_input_names(ep)
+    return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
+
+
+def aoti_compile_noting_guards(ep: Any, package_path: str, configs: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
+    """``aoti_compile``, and the guards Inductor added to export's ShapeEnv while it compiled:
+    ``[(sympy expression, "file:line in function")]``. AOTInductor checks an input only against
+    export's ranges, so each of these is an assumption the package makes and never checks
+    (pytorch#150364); a program without a symbolic size has none."""
+    sizes = [s for node in _user_inputs(ep) for s in getattr(node.meta.get("val"), "shape", ())]
+    env = next((s.node.shape_env for s in sizes if hasattr(s, "node")), None)
+    before = len(env.guards) if env is not None else 0
+    path = aoti_compile(ep, package_path, configs)
+    added = env.guards[before:] if env is not None else []
+    return path, [(g.expr, _where(getattr(g, "sloc", None))) for g in added]
+
+
+def _where(sloc: Any) -> str:
+    """``file:line in function`` of a guard's framework frame, the file from ``torch/`` on."""
+    frame = getattr(sloc, "framework_loc", None)
+    if frame is None or not hasattr(frame, "filename"):
+        return str(sloc or "")
+    path = frame.filename.replace("\\", "/")
+    path = path[path.rfind("/torch/") + 1:] if "/torch/" in path else path
+    return f"{path}:{frame.lineno} in {frame.name}"
+
+
+def input_size_exprs(ep: Any) -> dict[tuple[int, int], Any]:
+    """``{(input index, axis): sympy expression}`` of every symbolic input axis of ``ep``."""
+    exprs = {}
+    for index, node in enumerate(_user_inputs(ep)):
+        for axis, size in enumerate(getattr(node.meta.get("val"), "shape", ())):
+            if hasattr(size, "node"):
+                exprs[(index, axis)] = size.node.expr
+    return exprs
 
 
 # ---- hooks the canaries patch ----------------------------------------------------------------

@@ -35,7 +35,9 @@ _VIOLATION = re.compile(
     r"Not all values of (?P<dim>\w+) = \S+ in the specified range .*? satisfy the generated guard (?P<guard>.+?)\.?$",
     re.MULTILINE)
 _SIZE = re.compile(r"L\['(?P<input>\w+)'\]\.size\(\)\[(?P<axis>\d+)\]")
-_FUNCTIONS = {"min": min, "max": max, "Min": min, "Max": max, "abs": abs}
+_FUNCTIONS = {"min": min, "max": max, "Min": min, "Max": max, "abs": abs,  # (and sympy's names)
+              "Eq": lambda a, b: a == b, "Ne": lambda a, b: a != b, "Mod": lambda a, b: a % b,
+              "PythonMod": lambda a, b: a % b, "FloorDiv": lambda a, b: a // b}
 _NODES = (ast.Expression, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load,
           ast.Constant, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd, ast.Not,
           ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -91,6 +93,21 @@ def _tried_if_holds(guard: str, program: Program, dim: str, prefix: str) -> int:
         except (ArithmeticError, TypeError, ValueError):
             return 0
     return len(tried)
+
+
+def evaluate(expression: str, values: dict[str, int]) -> bool | None:
+    """A guard's truth at ``values`` (its names' sizes); None if it is not integer arithmetic,
+    comparisons and the whitelisted functions over those names, or cannot be evaluated."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return None
+    if not _safe(tree, set(values)):
+        return None
+    try:
+        return bool(eval(compile(tree, "<guard>", "eval"), {"__builtins__": {}, **_FUNCTIONS}, dict(values)))  # noqa: S307
+    except (ArithmeticError, TypeError, ValueError):
+        return None
 
 
 def _safe(tree: ast.AST, variables: set[str]) -> bool:

@@ -29,6 +29,8 @@ class Outcome:
     runs_over_budget: int = 0  # runs not run: predicted over the byte budget
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
     runs_cut: int = 0  # runs not run: the campaign's deadline came first
+    runs_directed: int = 0  # runs at sizes chosen to break what Inductor assumed (fuzzaoti.workers.directed)
+    assumptions: tuple[str, ...] = ()  # those assumptions the failing run broke (fuzzaoti.compile.assumptions)
     slowest_run: dict[str, Any] | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
     error_type: str = ""
     frames: tuple[str, ...] = field(default=())
@@ -50,13 +52,13 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["frames"] = list(self.frames)
+        data["frames"], data["assumptions"] = list(self.frames), list(self.assumptions)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
         data = dict(data)
-        data["frames"] = tuple(data.get("frames", ()))
+        data["frames"], data["assumptions"] = tuple(data.get("frames", ())), tuple(data.get("assumptions", ()))
         return cls(**data)
 
 

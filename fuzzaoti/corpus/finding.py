@@ -58,6 +58,7 @@ class Finding:
     known_note: str | None = None
     shrink_note: str | None = None
     verdict: dict[str, Any] | None = None  # the oracle's: first and worst wrong elements, counts
+    assumptions: tuple[str, ...] = ()  # what Inductor assumed, unchecked, that the failing run broke
     triage: dict[str, str] = field(default_factory=dict)  # ladder: stage -> result
     workarounds: dict[str, str] = field(default_factory=dict)  # hand remedy -> result
     replays: tuple[ReplayResult, ...] = ()  # from the replays table, oldest first
@@ -79,6 +80,7 @@ class Finding:
         values["message"] = values.get("message") or ""
         values["stderr"] = values.get("stderr") or ""
         values["verdict"] = _loads(values.get("verdict"), None)
+        values["assumptions"] = tuple(_loads(values.get("assumptions"), []))
         values["triage"] = _loads(values.get("triage"), {})
         values["workarounds"] = _loads(values.get("workarounds"), {})
         return cls(**values, replays=replays)

@@ -174,5 +174,15 @@ def _m010_slowest(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("010_slowest", _m010_slowest))
 
 
+def _m011_assumptions(db: sqlite_utils.Database) -> None:
+    """What Inductor assumed of the sizes, unchecked by AOTI, that a finding's failing run broke
+    (fuzzaoti.compile.assumptions, as JSON); a campaign's count of runs directed at breaking them."""
+    db["findings"].add_column("assumptions", str)
+    db["campaigns"].add_column("runs_directed", int)
+
+
+MIGRATIONS.append(("011_assumptions", _m011_assumptions))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

@@ -160,6 +160,7 @@ class Corpus:
                 "message": outcome.get("message", ""), "stderr": outcome.get("stderr", ""),
                 "program": program_json, "runs": json.dumps(runs),
                 "verdict": json.dumps(outcome.get("verdict")),
+                "assumptions": json.dumps(list(outcome.get("assumptions") or [])),
                 "ops": " ".join(n["op"] for n in program["nodes"]),
                 "torch_version": versions.get("torch"), "cuda_version": versions.get("cuda"),
                 "device_name": versions.get("device_name"),

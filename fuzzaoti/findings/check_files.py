@@ -36,6 +36,9 @@ def check_files(cases: list[Case], device: str, canary: str | None, backend: str
 
 
 def _verdict(case: Case, outcome: Outcome) -> str:
+    directed = f" ({outcome.runs_directed} of its runs directed at what Inductor assumed)" if outcome.runs_directed else ""
     if outcome.is_finding:
-        return f"FAILS {signature(outcome, case.program)}"
-    return "passes" if outcome.passed else f"invalid: {outcome.message.strip()[:200]}"
+        where = f" at {outcome.env}" if outcome.env else ""
+        broke = f", breaking {'; '.join(outcome.assumptions)}" if outcome.assumptions else ""
+        return f"FAILS {signature(outcome, case.program)}{where}{broke}"
+    return ("passes" + directed) if outcome.passed else f"invalid: {outcome.message.strip()[:200]}"

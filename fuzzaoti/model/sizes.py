@@ -151,3 +151,13 @@ def divide(size: Size, k: int) -> Size:
     if k <= 0 or content(size) % k:
         raise InvalidProgram(f"{size!r} is not divisible by {k}")
     return canonical(str(Affine(affine.const // k, tuple((n, c // k) for n, c in affine.coefs))))
+
+
+def least(passes, lo: int, hi: int) -> int:
+    """The least v in [lo, hi] for which the monotone ``passes(v)`` holds (hi + 1: none): a
+    bisection, for solving sizes (a crossing, a budget, where a guard breaks) in log2 steps."""
+    hi += 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if not passes(mid) else (lo, mid)
+    return lo

@@ -7,6 +7,7 @@ import functools
 from hypothesis import strategies as st
 
 from fuzzaoti.errors import InvalidArgument
+from fuzzaoti.model import sizes
 from fuzzaoti.model.case import Case, Run
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import CROSSINGS, fits, reach
@@ -67,15 +68,6 @@ def _sizes(dims, cap: int, large: bool) -> st.SearchStrategy[dict[str, int]]:
     return st.fixed_dictionaries(per_dim)
 
 
-def _least(passes, lo: int, hi: int) -> int:
-    """The least v in [lo, hi] for which the monotone ``passes(v)`` holds (hi + 1: none)."""
-    hi += 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (mid + 1, hi) if not passes(mid) else (lo, mid)
-    return lo
-
-
 class _Growth:
     """A program's big dims grown together from ``base`` (each clamped to its range): the one
     axis along which the runtime-shape strategies solve for crossings."""
@@ -92,11 +84,11 @@ class _Growth:
         """The least v whose reach passes ``limit`` (None: not even at the top)."""
         if not self.big or reach(self.program, self.at(self.top))[key] < limit:
             return None
-        return _least(lambda v: reach(self.program, self.at(v))[key] >= limit, 1, self.top)
+        return sizes.least(lambda v: reach(self.program, self.at(v))[key] >= limit, 1, self.top)
 
     def largest_fitting(self, lo: int, max_bytes: int | None) -> int:
         """The largest v >= lo whose run fits ``max_bytes`` (lo - 1: none)."""
-        return _least(lambda v: not fits(self.program, self.at(v), max_bytes), lo, self.top) - 1
+        return sizes.least(lambda v: not fits(self.program, self.at(v), max_bytes), lo, self.top) - 1
 
     def spans(self, max_bytes: int | None) -> list[tuple[int, int]]:
         """For each size crossing reachable within ``max_bytes``: the v from the least past it to

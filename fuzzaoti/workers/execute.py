@@ -21,7 +21,9 @@ from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
-from fuzzaoti.workers import blame
+from fuzzaoti.compile.assumptions import broken
+from fuzzaoti.workers import blame, directed
+from fuzzaoti.workers.placement import gpu_budget
 from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
@@ -52,6 +54,8 @@ class _Member:
         self.suspect = False  # the batch failed in this member's code
         self.recheck = False  # a run failed in this member alone: the pool checks it on its own
         self.cut = 0  # runs left unrun when the job's ``stop_at`` came
+        self.assumed: tuple = ()  # what Inductor assumed of its sizes, unchecked (``directed.add_runs``)
+        self.directed = 0  # runs added after the compile to break those assumptions
         self.eager_s = 0.0  # its last big run's eager run, in seconds (for ``slowest``)
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
@@ -168,6 +172,8 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
         # batch fails as a whole, fatally, so the pool goes on in a fresh worker
         batch_outcome = blame.failure(clock.outcome_stage, exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
+    if batch_outcome is not None and len(members) == 1:  # a lone member's failing run, known exactly
+        batch_outcome = replace(batch_outcome, assumptions=broken(members[0].assumed, batch_outcome.env))
     recheck = tuple(k for k, m in enumerate(members) if m.recheck) if batch_outcome is None else ()
     cases = tuple(None if k in job.exclude else _final(m) for k, m in enumerate(members))
     return BatchResult(batch=batch_outcome, cases=cases, suspect=suspect, recheck=recheck, seconds=clock.totals())
@@ -176,22 +182,12 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
 def _final(m: _Member) -> Outcome | None:
     """The member's outcome; None when the job's ``stop_at`` came before any of its runs (unchecked)."""
     counts = {"runs_large": m.large, "runs_over_budget": m.over_budget, "runs_oom": m.oom, "slowest_run": m.slowest,
-              "runs_cut": m.cut}
+              "runs_cut": m.cut, "runs_directed": m.directed}
     if m.outcome is not None:
-        return replace(m.outcome, **counts)
+        return replace(m.outcome, assumptions=broken(m.assumed, m.outcome.env), **counts)
     if m.cut and not m.checked:
         return None
     return Outcome("done", "pass", runs_checked=m.checked, runs_skipped=m.skipped, **counts)
-
-
-def gpu_budget(share: int = 1) -> int:
-    """The byte budget of one checked run on a GPU: half of the least free memory of the visible
-    GPUs (the other half is headroom for the CUDA context, Inductor's autotuning and the caching
-    allocator), split between ``share`` workers. A job that names no budget (a worker replaying
-    one finding, say) gets the whole half; on the CPU it has no limit."""
-    import torch
-
-    return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
 
 
 @contextlib.contextmanager
@@ -246,6 +242,7 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 members = [m for k, m in enumerate(members) if k not in dropped]
                 if not members:
                     return None
+        directed.add_runs(members, prepared.assumptions, members[0].max_bytes)
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
         run = _Runner(prepared, members, examples, offsets, device, progress)

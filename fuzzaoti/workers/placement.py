@@ -48,12 +48,20 @@ def wants_standby(device: str) -> bool:
 
 def default_max_bytes(device: str, profile: str, gpus: str | None, workers: int) -> int:
     """The byte budget of one checked run: the profile's, except for the large profile on cuda:
-    the GPU's (``execute.gpu_budget``), shared by the workers on each GPU."""
+    the GPU's (``gpu_budget``), shared by the workers on each GPU."""
     if device != "cuda" or profile != "large":
         return get_profile(profile).max_bytes
-    from fuzzaoti.workers.execute import gpu_budget
-
     return gpu_budget(share=max(1, -(-workers // len(gpu_ids(gpus)))))
+
+
+def gpu_budget(share: int = 1) -> int:
+    """The byte budget of one checked run on a GPU: half of the least free memory of the visible
+    GPUs (the other half is headroom for the CUDA context, Inductor's autotuning and the caching
+    allocator), split between ``share`` workers. A job that names no budget (a worker replaying
+    one finding, say) gets the whole half; on the CPU it has no limit."""
+    import torch
+
+    return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
 
 
 def usable_cores() -> int:

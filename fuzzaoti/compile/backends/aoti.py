@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from fuzzaoti import compat
+from fuzzaoti.compile import assumptions
 from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, save_ranges, saved_ranges, stage
 from fuzzaoti.model.program import Program
 
@@ -21,15 +22,20 @@ class AotiBackend:
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
         """Export, compile and load ``program``; or only load it when ``workdir`` holds its
-        package from an earlier check (one whose ranges were saved: it compiled and loaded)."""
+        package from an earlier check (one whose ranges were saved: it compiled and loaded).
+        The sizes Inductor assumed while compiling (``compile.assumptions``) come with it."""
         path = os.path.join(workdir, f"{program.id}.pt2")
         ranges = saved_ranges(path + ".ranges.json")
         if ranges is None:
             ep = stage("export", progress, lambda: self.export(namespace, example))
             configs = inductor_options(program)
-            path = stage("compile", progress, lambda: compat.aoti_compile(ep, path, configs))
+            path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
+            assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
         loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
         if ranges is None:
             ranges = compat.exported_ranges(ep)
+            assumptions.save(path + ".assumptions.json", assumed)
             save_ranges(path + ".ranges.json", ranges)
-        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges)
+        else:
+            assumed = assumptions.load(path + ".assumptions.json")
+        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed)

@@ -50,6 +50,7 @@ class Prepared:
 
     run: Callable[..., Any]
     ranges: Mapping[tuple[int, int], tuple[int, int | None]]
+    assumptions: tuple = ()  # ``compile.assumptions.Assumption``s: size guards the package never checks
 
     def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0) -> bool:
         """True if inputs of these shapes, fed from input ``offset`` on, are in range."""
