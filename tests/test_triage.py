@@ -40,18 +40,24 @@ def test_families_group_findings_with_the_same_shrunk_cause_and_remedies(bmm_ind
     from fuzzaoti.corpus.finding import Finding
     from fuzzaoti.findings.families import families
 
-    def finding(fid, program, cured):
+    def finding(fid, program, cured, broke=()):
         remedies = {"int32 indices": "passes" if cured else "FAILS (same bug)", "static shapes": "FAILS (same bug)"}
         return Finding.from_row({
             "id": fid, "signature": "compare/mismatch/x", "device": "cuda", "canary": "", "status": "new",
             "stage": "compare", "symptom": "mismatch", "hits": 1, "program": program.to_json(),
-            "runs": json.dumps([{"env": {"b": 2, "n": 3}, "seed": 0}]), "workarounds": json.dumps(remedies)})
+            "runs": json.dumps([{"env": {"b": 2, "n": 3}, "seed": 0}]), "workarounds": json.dumps(remedies),
+            "assumptions": json.dumps(list(broke))})
 
     relu_free = bmm_index_program.with_(nodes=bmm_index_program.nodes[:2], outputs=("t1",))
+    site = "8*n <= 2147483647 (torch/_inductor/codegen/simd.py:3000 in can_use_32bit_indexing)"
+    other = "Eq(Mod(n, 4), 0) (torch/_inductor/ir.py:470 in is_aligned)"
     groups = families([finding(1, bmm_index_program, True), finding(2, relu_free, True),
-                       finding(3, bmm_index_program, False)])
-    assert [[f.id for f in members] for members in groups.values()] == [[1, 2], [3]]
+                       finding(3, bmm_index_program, False), finding(4, bmm_index_program, True, [site]),
+                       finding(5, relu_free, True, [site.replace("8*n", "4*n")]),
+                       finding(6, bmm_index_program, True, [other])])
+    assert [[f.id for f in members] for members in groups.values()] == [[1, 2], [3], [4, 5], [6]]
     assert "via bmm+index_select; passes with: int32 indices" in next(iter(groups))
+    assert list(groups)[2].endswith("breaks Inductor's guards of can_use_32bit_indexing")
 
 
 def test_each_rung_is_printed_as_soon_as_it_has_its_verdict(tmp_path, five_op_program):

@@ -3,7 +3,9 @@
 Different signatures often come from one wrong decision (the same index-width mistake breaks
 an add, a cat and a reduction alike). Two findings are one family when, after shrinking, they
 fail at the same stage with the same symptom, through the same core (matmul/indexing) ops, on
-the same device, and the same hand remedies make them pass.
+the same device, the same hand remedies make them pass, and their failing runs broke guards
+Inductor added at the same code sites (``compile.assumptions``; the function that added a guard
+is where a fix goes, and two sites are two fixes).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ def family_key(finding: Finding) -> str:
     remedies = finding.workarounds
     cured = ", ".join(sorted(name for name, verdict in remedies.items() if verdict == "passes")) or "none"
     canary = f" canary={finding.canary}" if finding.canary else ""
+    sites = sorted({a.rsplit(" in ", 1)[-1].rstrip(")") for a in finding.assumptions})
+    broke = f"; breaks Inductor's guards of {', '.join(sites)}" if sites else ""
     return (f"{finding.device}{canary} {finding.stage}/{finding.symptom} via {'+'.join(core)}"
-            f"; passes with: {cured if remedies else 'not triaged'}")
+            f"; passes with: {cured if remedies else 'not triaged'}{broke}")
 
 
 def families(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
