@@ -127,3 +127,22 @@ def test_a_real_cpu_compile_notes_the_cascade_guard_and_its_directed_run_finds_t
     assert summed.env["d0"] > 4096
     assert any("d0 <= 4096" in a and "need_use_acc_helper" in a for a in summed.assumptions)
     assert (negated.symptom, negated.runs_directed) == ("pass", 0)
+
+
+def test_an_error_surfacing_after_a_lone_members_big_run_is_pinned_on_that_run(monkeypatch):
+    # an illegal memory access may surface only when the big run's memory is released: the batch
+    # fails as a whole, and for a lone member it is stored at the (directed) run that caused it
+    _assume(monkeypatch, "{d} <= 8")
+    monkeypatch.setattr(execute, "KEEP_BYTES", 0)
+    released = []
+
+    def release(device):
+        released.append(device)
+        if len(released) == 3:  # after the third big run: the drawn one, then 8, then 9
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    monkeypatch.setattr(execute, "_release", release)
+    case = Case.from_run_dicts(_program(hint=4), [{"env": {"d0": 2}, "seed": 0}])
+    outcome = check_batch(Job("fake", "cpu", (case,), 1 << 20), lambda stage: None).batch
+    assert outcome.symptom == "illegal_memory_access" and outcome.env == {"d0": 9}
+    assert outcome.assumptions == ("d0 <= 8 (fake.py:1 in f)",)
+

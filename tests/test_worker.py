@@ -275,6 +275,28 @@ def test_stage_announcements_name_the_member_of_a_big_run():
     assert parse_stage("compile") == ("compile", None, None)
 
 
+def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_on_them(fake_fault, monkeypatch):
+    # the parent's case does not hold a run the worker added after the compile (workers.directed):
+    # its announcement carries env and seed, so the crash it causes is stored at that run
+    from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage
+
+    announced = member_stage("big-run", 17, 5, ({"d0": 2**30}, 7))
+    assert parse_stage(announced) == ("run", 17, 5) and announced_run(announced) == ({"d0": 2**30}, 7)
+    assert announced_run(member_stage("big-run", 3, 5)) is None
+    monkeypatch.setenv("FUZZAOTI_FAKE_ASSUME", "{d} <= 8")
+    fake_fault("abs:crash-large")  # aborts from size 64 (fake.LARGE): only the far directed run gets there
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    program = Program((DimSpec("m", 2, None, 3),), (InputSpec("x0", "float32", ("m",)),),
+                      (Node("t0", "abs", ("x0",)),), ("t0",)).validate()
+    pool = WorkerPool(WorkerConfig(backend="fake", max_bytes=1 << 20))
+    try:
+        (outcome,) = pool.check([_case(program, {"m": 3})])
+    finally:
+        pool.close()
+    assert outcome.symptom == "crash" and outcome.env["m"] >= 64, outcome
+
+
 def test_a_new_pool_removes_what_processes_that_are_gone_left_behind(tmp_path, monkeypatch):
     # a campaign killed by SIGKILL never closes its pool: the next pool on the machine sweeps up
     # its package folders and its workers' stderr files

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 import traceback
+from dataclasses import replace
 from typing import Any, Callable
 
 from fuzzaoti.check.guards import refuted_guard
 from fuzzaoti.compile import merge as batch
+from fuzzaoti.compile.assumptions import broken
 from fuzzaoti.compile import render
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.program import Program
@@ -143,3 +145,12 @@ def rejected_spec(stage: str, error: BaseException) -> bool:
         return False
     name = type(error).__name__
     return (name == "UserError" and "Constraints violated" in str(error)) or name == "GuardOnDataDependentSymNode"
+
+
+def on_run(outcome: Outcome, m) -> Outcome:
+    """A lone member's batch failure (``m``: an ``execute._Member``) with the run it failed in,
+    also where the error surfaced after that run (``failed_run``), and the assumptions of
+    Inductor that run broke."""
+    if outcome.env is None and m.failed_run is not None:
+        outcome = replace(outcome, env=m.runs[m.failed_run][0], seed=m.runs[m.failed_run][1])
+    return replace(outcome, assumptions=broken(m.assumed, outcome.env))

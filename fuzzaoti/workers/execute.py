@@ -56,6 +56,7 @@ class _Member:
         self.cut = 0  # runs left unrun when the job's ``stop_at`` came
         self.assumed: tuple = ()  # what Inductor assumed of its sizes, unchecked (``directed.add_runs``)
         self.directed = 0  # runs added after the compile to break those assumptions
+        self.failed_run: int | None = None  # the big run that raised (a lone member's batch failure names it)
         self.eager_s = 0.0  # its last big run's eager run, in seconds (for ``slowest``)
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
@@ -83,6 +84,9 @@ class _Member:
                 self.eager_s = time.monotonic() - began
             reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
         return inputs, eager, reference
+
+    def at(self, r: int) -> tuple[dict, int] | None:  # run r if directed (the parent does not know it)
+        return self.runs[r] if r >= len(self.runs) - self.directed else None
 
     def timed(self, r: int, compiled_s: float) -> None:
         """Keep big run ``r`` as ``slowest`` if its compiled run, ``compiled_s``, is the slowest yet."""
@@ -173,7 +177,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
         batch_outcome = blame.failure(clock.outcome_stage, exc)
     suspect = next((k for k, m in enumerate(members) if m.suspect), None) if batch_outcome is not None else None
     if batch_outcome is not None and len(members) == 1:  # a lone member's failing run, known exactly
-        batch_outcome = replace(batch_outcome, assumptions=broken(members[0].assumed, batch_outcome.env))
+        batch_outcome = blame.on_run(batch_outcome, members[0])
     recheck = tuple(k for k, m in enumerate(members) if m.recheck) if batch_outcome is None else ()
     cases = tuple(None if k in job.exclude else _final(m) for k, m in enumerate(members))
     return BatchResult(batch=batch_outcome, cases=cases, suspect=suspect, recheck=recheck, seconds=clock.totals())
@@ -281,7 +285,7 @@ class _Runner:
         expectation made now and judged as the eager pass judges a kept run's (an eager failure
         makes the program invalid): a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
-        self.progress(member_stage("big-eager", r, k))
+        self.progress(member_stage("big-eager", r, k, member.at(r)))
         try:
             expected = member.expect_valid(r, self.device)  # (None: out of memory, or invalid)
         except Exception:
@@ -297,7 +301,7 @@ class _Runner:
             _release(self.device)  # (where an asynchronous illegal memory access may surface)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":
-                member.suspect = True  # (an illegal memory access reading its outputs, say)
+                member.suspect, member.failed_run = True, r  # (an illegal memory access reading its outputs, say)
                 raise
             member.oom += 1
             failure = None
@@ -316,7 +320,8 @@ class _Runner:
             return None
 
         def announce(stage: str) -> None:  # a big run names its member: a death there blames it
-            self.progress(member_stage(f"big-{stage}", r, next(iter(judged))) if big else f"{stage} {r}")
+            k = next(iter(judged))
+            self.progress(member_stage(f"big-{stage}", r, k, self.members[k].at(r)) if big else f"{stage} {r}")
 
         announce("run")
         try:

@@ -7,6 +7,7 @@ and the tests all build and read the same two types, never a dict by hand.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -106,17 +107,29 @@ def _outcome(data: dict[str, Any] | None) -> Outcome | None:
     return Outcome.from_dict(data) if data is not None else None
 
 
-def member_stage(stage: str, run: int, member: int) -> str:
+def member_stage(stage: str, run: int, member: int, at: tuple[dict, int] | None = None) -> str:
     """The stage a worker announces while one member's big run is under way (``big-run 3 of
-    member 5``): if the worker dies there, its parent knows whose run killed it."""
-    return f"{stage} {run} of member {member}"
+    member 5``): if the worker dies there, its parent knows whose run killed it. A run the
+    parent's case does not hold (a directed one, ``workers.directed``) comes with its sizes and
+    seed, ``at`` (``big-run 17 of member 5 at {"env": {"d0": 1073741824}, "seed": 7}``)."""
+    where = f" at {json.dumps({'env': at[0], 'seed': at[1]})}" if at is not None else ""
+    return f"{stage} {run} of member {member}{where}"
 
 
 def parse_stage(announced: str) -> tuple[str, int | None, int | None]:
     """An announced stage as an ``Outcome`` stage (a big run's ``big-run`` is ``run``), with the
     run and the member it names, if any (``member_stage``)."""
-    words = announced.split(" ")
+    words = announced.partition(" at ")[0].split(" ")
     stage = words[0].removeprefix("big-")
     if len(words) == 5 and words[2:4] == ["of", "member"]:
         return stage, int(words[1]), int(words[4])
     return stage, None, None
+
+
+def announced_run(announced: str) -> tuple[dict, int] | None:
+    """The (env, seed) a ``member_stage`` announcement carries (a directed run's), if any."""
+    _, found, where = announced.partition(" at ")
+    if not found:
+        return None
+    data = json.loads(where)
+    return dict(data["env"]), int(data["seed"])

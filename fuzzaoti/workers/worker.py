@@ -25,7 +25,7 @@ from typing import Any
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import WorkerDied
-from fuzzaoti.workers.protocol import BatchResult, Job, parse_stage
+from fuzzaoti.workers.protocol import BatchResult, Job, announced_run, parse_stage
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
 
@@ -198,6 +198,9 @@ class Worker:
             if member is not None and 0 <= member < len(job.cases) and 0 <= run < len(job.cases[member].runs):
                 env, seed = job.cases[member].runs[run]  # ...and the run it died in
                 where = {"env": dict(env), "seed": seed}
+            elif member is not None and announced_run(announced) is not None:  # (a directed run)
+                env, seed = announced_run(announced)
+                where = {"env": env, "seed": seed}
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
                               stderr=self._stderr_since(offset), runs_checked=0, **where)
             return BatchResult(batch=outcome, suspect=member, seconds={symptom: time.monotonic() - started})

@@ -6,8 +6,10 @@ mode is ``wrong`` (one output element off by one), ``raise`` (an exception at ru
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
 access past 2**31), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
-``hang`` (the run never returns). Never the only proof:
-real AOTI is tested for real in tests marked ``aoti``.
+``hang`` (the run never returns). ``FUZZAOTI_FAKE_ASSUME=<guard>`` makes each compile
+"assume" that guard of its first dim, ``{d}`` (``{d} <= 8``), as Inductor assumes sizes AOTI
+never checks (``compile.assumptions``): the runs directed at it, in a worker process. Never the
+only proof: real AOTI is tested for real in tests marked ``aoti``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 
+from fuzzaoti.compile.assumptions import Assumption
 from fuzzaoti.compile.backends.base import Prepared, Progress
 from fuzzaoti.model.program import Program
 
@@ -58,7 +61,9 @@ class FakeBackend:
                 return outputs
             return [_off_by_one(t) if bad else t for t, bad in zip(outputs, tainted)]
 
-        return Prepared(run=run, ranges={})
+        guard = os.environ.get("FUZZAOTI_FAKE_ASSUME")
+        assumed = (Assumption(guard.format(d=program.dims[0].name), "fake.py in prepare"),) if guard and program.dims else ()
+        return Prepared(run=run, ranges={}, assumptions=assumed)
 
 
 def _outputs_using(program: Program, op: str) -> list[bool]:
