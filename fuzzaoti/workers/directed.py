@@ -20,31 +20,32 @@ from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import fits
 from fuzzaoti.strategies._big_dims import FEED_MAX
+from fuzzaoti.strategies._shapes import run_seed
 
 MAX_RUNS = 6  # directed runs per member at most (a compile's worth of runs is some dozens)
 NO_BUDGET_BYTES = 256 << 20  # a run's budget where the job names none (a check or replay on the CPU)
-LATER = "later"  # (execute.LATER: the run's expectation is made at its turn)
 
 
-def add_runs(members: list, assumed: Iterable[Assumption], max_bytes: int | None) -> None:
+def add_runs(members: list, assumed: Iterable[Assumption], max_bytes: int | None, later: str) -> None:
     """Give each unjudged-yet member of a compiled batch its assumptions (``member.assumed``)
-    and its directed runs, appended to its runs as ``LATER`` ones (``member.directed`` counts
-    them). A member already failed, or never run in eager (a job's ``exclude``), gets none."""
+    and its directed runs, appended to its runs with ``later`` (``execute.LATER``: made at
+    their turn) as their expectation; ``member.directed`` counts them. A member already failed,
+    or never run in eager (a job's ``exclude``), gets none. A directed run's input seed is the
+    one a drawn run at its place would have had (``run_seed``)."""
     assumed = tuple(assumed)
     for k, m in enumerate(members):
         m.assumed = of_member(assumed, merge.prefix(k) if len(members) > 1 else "")
         if m.outcome is not None or not m.runs or len(m.expected) != len(m.runs) or not m.assumed:
             continue
         seen = {_key(env) for env, _ in m.runs}
-        first_seed = m.runs[0][1]
         for env in breaking_envs(m.program, m.assumed, max_bytes):
             if m.directed >= MAX_RUNS:
                 break
             if _key(env) in seen:
                 continue
             seen.add(_key(env))
-            m.runs.append((env, (first_seed + 0x2545F491 * (len(m.runs) + 1)) % 2**31))
-            m.expected.append(LATER)
+            m.runs.append((env, run_seed(m.runs[0][1], len(m.runs))))
+            m.expected.append(later)
             m.directed += 1
 
 

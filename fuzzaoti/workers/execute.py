@@ -246,7 +246,7 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 members = [m for k, m in enumerate(members) if k not in dropped]
                 if not members:
                     return None
-        directed.add_runs(members, prepared.assumptions, members[0].max_bytes)
+        directed.add_runs(members, prepared.assumptions, members[0].max_bytes, LATER)
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
         run = _Runner(prepared, members, examples, offsets, device, progress)
