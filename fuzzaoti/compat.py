@@ -105,7 +105,8 @@ def _user_inputs(ep: Any) -> list:
     return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
 
 
-def aoti_compile_noting_guards(ep: Any, package_path: str, configs: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
+def aoti_compile_noting_guards(ep: Any, package_path: str,
+                               configs: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
     """``aoti_compile``, and the guards Inductor added to export's ShapeEnv while it compiled:
     ``[(sympy expression, "file:line in function")]``. AOTInductor checks an input only against
     export's ranges, so each of these is an assumption the package makes and never checks

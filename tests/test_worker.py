@@ -280,8 +280,9 @@ def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_
     # its announcement carries env and seed, so the crash it causes is stored at that run
     from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage
 
-    announced = member_stage("big-run", 17, 5, ({"d0": 2**30}, 7))
-    assert parse_stage(announced) == ("run", 17, 5) and announced_run(announced) == ({"d0": 2**30}, 7)
+    announced = member_stage("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": ["d0 <= 8 (w)"]})
+    assert parse_stage(announced) == ("run", 17, 5)
+    assert announced_run(announced) == {"env": {"d0": 2**30}, "seed": 7, "assumptions": ("d0 <= 8 (w)",)}
     assert announced_run(member_stage("big-run", 3, 5)) is None
     monkeypatch.setenv("FUZZAOTI_FAKE_ASSUME", "{d} <= 8")
     fake_fault("abs:crash-large")  # aborts from size 64 (fake.LARGE): only the far directed run gets there
@@ -295,6 +296,7 @@ def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_
     finally:
         pool.close()
     assert outcome.symptom == "crash" and outcome.env["m"] >= 64, outcome
+    assert outcome.assumptions == ("m <= 8 (fake.py in prepare)",)  # what the run broke, as the worker knew it
 
 
 def test_a_new_pool_removes_what_processes_that_are_gone_left_behind(tmp_path, monkeypatch):

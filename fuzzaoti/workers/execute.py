@@ -85,8 +85,9 @@ class _Member:
             reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
         return inputs, eager, reference
 
-    def at(self, r: int) -> tuple[dict, int] | None:  # run r if directed (the parent does not know it)
-        return self.runs[r] if r >= len(self.runs) - self.directed else None
+    def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
+        (env, seed), directed = self.runs[r], r >= len(self.runs) - self.directed
+        return {"env": env, "seed": seed, "broke": broken(self.assumed, env)} if directed else None
 
     def timed(self, r: int, compiled_s: float) -> None:
         """Keep big run ``r`` as ``slowest`` if its compiled run, ``compiled_s``, is the slowest yet."""

@@ -107,12 +107,13 @@ def _outcome(data: dict[str, Any] | None) -> Outcome | None:
     return Outcome.from_dict(data) if data is not None else None
 
 
-def member_stage(stage: str, run: int, member: int, at: tuple[dict, int] | None = None) -> str:
+def member_stage(stage: str, run: int, member: int, at: dict | None = None) -> str:
     """The stage a worker announces while one member's big run is under way (``big-run 3 of
     member 5``): if the worker dies there, its parent knows whose run killed it. A run the
-    parent's case does not hold (a directed one, ``workers.directed``) comes with its sizes and
-    seed, ``at`` (``big-run 17 of member 5 at {"env": {"d0": 1073741824}, "seed": 7}``)."""
-    where = f" at {json.dumps({'env': at[0], 'seed': at[1]})}" if at is not None else ""
+    parent's case does not hold (a directed one, ``workers.directed``) comes with its sizes,
+    seed and the assumptions of Inductor it breaks, ``at`` (``big-run 17 of member 5 at
+    {"env": {"d0": 1073741824}, "seed": 7, "broke": ["8*d0 <= 2147483647 (...)"]}``)."""
+    where = f" at {json.dumps(at)}" if at is not None else ""
     return f"{stage} {run} of member {member}{where}"
 
 
@@ -126,10 +127,11 @@ def parse_stage(announced: str) -> tuple[str, int | None, int | None]:
     return stage, None, None
 
 
-def announced_run(announced: str) -> tuple[dict, int] | None:
-    """The (env, seed) a ``member_stage`` announcement carries (a directed run's), if any."""
+def announced_run(announced: str) -> dict | None:
+    """What a ``member_stage`` announcement of a directed run carries, as ``Outcome`` fields
+    (``env``, ``seed``, ``assumptions``); None for any other announcement."""
     _, found, where = announced.partition(" at ")
     if not found:
         return None
     data = json.loads(where)
-    return dict(data["env"]), int(data["seed"])
+    return {"env": dict(data["env"]), "seed": int(data["seed"]), "assumptions": tuple(data.get("broke", ()))}

@@ -199,8 +199,7 @@ class Worker:
                 env, seed = job.cases[member].runs[run]  # ...and the run it died in
                 where = {"env": dict(env), "seed": seed}
             elif member is not None and announced_run(announced) is not None:  # (a directed run)
-                env, seed = announced_run(announced)
-                where = {"env": env, "seed": seed}
+                where = announced_run(announced)
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
                               stderr=self._stderr_since(offset), runs_checked=0, **where)
             return BatchResult(batch=outcome, suspect=member, seconds={symptom: time.monotonic() - started})
