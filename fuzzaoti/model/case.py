@@ -41,3 +41,9 @@ class Case:
     def from_run_dicts(cls, program: Program, runs: list[dict]) -> Case:
         """The inverse of ``run_dicts``: runs as stored in a corpus or a program file."""
         return cls(program, tuple(Run.of(r["env"], r["seed"]) for r in runs))
+
+
+def run_seed(first: int, k: int) -> int:
+    """The input seed of a case's run ``k``: distinct for each run, ``first`` for the first (a
+    drawn case's, ``strategies._shapes``, and a run a worker adds, ``workers.directed``)."""
+    return (first + k * 0x9E3779B1) % 2**31

@@ -38,6 +38,7 @@ ORACLE_CHUNK = 1 << 22
 #: the 2**32 crossing with room to spare. Bytes alone do not bound a run's time: a sum over a
 #: stride-0 view of 2**39 elements holds a few MiB and keeps eager busy for minutes
 MAX_WORK = 1 << 33
+FEED_MAX = 2**34  # the largest size fuzzaoti feeds an auto/dynamic dim (or a directed run, a dim of no max)
 HALF = ("float16", "bfloat16")
 
 FAMILY = {

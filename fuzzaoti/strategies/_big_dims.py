@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import DimSpec
+from fuzzaoti.model.scale import FEED_MAX
 
 BIG_KINDS = ("bounded-far", "bounded-just", "unbounded", "auto", "dynamic", "derived")
 FAR_MAXES = (2**33, 2**34)
-FEED_MAX = 2**34  # the largest size fuzzaoti feeds an auto/dynamic dim
 BIG_MIN = 2**15  # a dim whose max passes this (or has none) is big: its runtime sizes are solved
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model import sizes
-from fuzzaoti.model.case import Case, Run
+from fuzzaoti.model.case import Case, Run, run_seed
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import CROSSINGS, fits, reach
 from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
@@ -174,11 +174,6 @@ def _large_runs(draw, program: Program, shapes, runs: int, cap: int, max_bytes: 
     n_past = min(extra - extra // PAST_SHARE, room // 4)  # (a bounded-just dim has few sizes past)
     planned += draw(_distinct(past_crossing(program, cap, max_bytes), planned, n_past))
     return planned + draw(_distinct(shapes, planned, extra - n_past))
-
-
-def run_seed(first: int, k: int) -> int:
-    """The input seed of a case's run ``k``: distinct for each run, ``first`` for the first."""
-    return (first + k * 0x9E3779B1) % 2**31
 
 
 def _distinct(shapes, planned: list[dict[str, int]], n: int):

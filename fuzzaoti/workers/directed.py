@@ -17,10 +17,9 @@ from typing import Iterable, Mapping
 from fuzzaoti.compile import merge
 from fuzzaoti.compile.assumptions import Assumption, of_member
 from fuzzaoti.model import sizes
+from fuzzaoti.model.case import run_seed
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import fits
-from fuzzaoti.strategies._big_dims import FEED_MAX
-from fuzzaoti.strategies._shapes import run_seed
+from fuzzaoti.model.scale import FEED_MAX, fits
 
 MAX_RUNS = 6  # directed runs per member at most (a compile's worth of runs is some dozens)
 NO_BUDGET_BYTES = 256 << 20  # a run's budget where the job names none (a check or replay on the CPU)
