@@ -82,17 +82,15 @@ def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:
 
     ranges: dict[tuple[int, int], tuple[int, int | None]] = {}
     constraints = {str(sym): vr for sym, vr in ep.range_constraints.items()}
-    for index, node in enumerate(_user_inputs(ep)):
-        val = node.meta.get("val")
-        for axis, size in enumerate(getattr(val, "shape", ())):
-            expr = getattr(size, "node", None)
-            expr = expr.expr if expr is not None else sympy.Integer(int(size))
-            if expr.is_Integer:
-                ranges[(index, axis)] = (int(expr), int(expr))
-            elif expr.is_Symbol and str(expr) in constraints:
-                vr = constraints[str(expr)]
-                finite = bool(getattr(vr.upper, "is_Integer", False))  # int_oo is not
-                ranges[(index, axis)] = (int(vr.lower), int(vr.upper) if finite else None)
+    for index, axis, size in _input_sizes(ep):
+        expr = getattr(size, "node", None)
+        expr = expr.expr if expr is not None else sympy.Integer(int(size))
+        if expr.is_Integer:
+            ranges[(index, axis)] = (int(expr), int(expr))
+        elif expr.is_Symbol and str(expr) in constraints:
+            vr = constraints[str(expr)]
+            finite = bool(getattr(vr.upper, "is_Integer", False))  # int_oo is not
+            ranges[(index, axis)] = (int(vr.lower), int(vr.upper) if finite else None)
     return ranges
 
 
@@ -100,9 +98,12 @@ def _user_input_names(ep: Any) -> set[str]:
     return set(ep.graph_signature.user_inputs)
 
 
-def _user_inputs(ep: Any) -> list:
+def _input_sizes(ep: Any) -> list[tuple[int, int, Any]]:
+    """``(input index, axis, size)`` of every axis of ``ep``'s user inputs (an int or a SymInt)."""
     names = _user_input_names(ep)
-    return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
+    nodes = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
+    return [(index, axis, size) for index, node in enumerate(nodes)
+            for axis, size in enumerate(getattr(node.meta.get("val"), "shape", ()))]
 
 
 def aoti_compile_noting_guards(ep: Any, package_path: str,
@@ -111,8 +112,7 @@ def aoti_compile_noting_guards(ep: Any, package_path: str,
     ``[(sympy expression, "file:line in function")]``. AOTInductor checks an input only against
     export's ranges, so each of these is an assumption the package makes and never checks
     (pytorch#150364); a program without a symbolic size has none."""
-    sizes = [s for node in _user_inputs(ep) for s in getattr(node.meta.get("val"), "shape", ())]
-    env = next((s.node.shape_env for s in sizes if hasattr(s, "node")), None)
+    env = next((s.node.shape_env for _, _, s in _input_sizes(ep) if hasattr(s, "node")), None)
     before = len(env.guards) if env is not None else 0
     path = aoti_compile(ep, package_path, configs)
     added = env.guards[before:] if env is not None else []
@@ -131,12 +131,7 @@ def _where(sloc: Any) -> str:
 
 def input_size_exprs(ep: Any) -> dict[tuple[int, int], Any]:
     """``{(input index, axis): sympy expression}`` of every symbolic input axis of ``ep``."""
-    exprs = {}
-    for index, node in enumerate(_user_inputs(ep)):
-        for axis, size in enumerate(getattr(node.meta.get("val"), "shape", ())):
-            if hasattr(size, "node"):
-                exprs[(index, axis)] = size.node.expr
-    return exprs
+    return {(index, axis): size.node.expr for index, axis, size in _input_sizes(ep) if hasattr(size, "node")}
 
 
 # ---- hooks the canaries patch ----------------------------------------------------------------
