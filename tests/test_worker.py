@@ -278,10 +278,10 @@ def test_stage_announcements_name_the_member_of_a_big_run():
 def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_on_them(fake_fault, monkeypatch):
     # the parent's case does not hold a run the worker added after the compile (workers.directed):
     # its announcement carries env and seed, so the crash it causes is stored at that run
-    from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage
+    from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage, spoken
 
     announced = member_stage("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": ["d0 <= 8 (w)"]})
-    assert parse_stage(announced) == ("run", 17, 5)
+    assert parse_stage(announced) == ("run", 17, 5) and spoken(announced) == "big-run 17 of member 5"
     assert announced_run(announced) == {"env": {"d0": 2**30}, "seed": 7, "assumptions": ("d0 <= 8 (w)",)}
     assert announced_run(member_stage("big-run", 3, 5)) is None
     monkeypatch.setenv("FUZZAOTI_FAKE_ASSUME", "{d} <= 8")

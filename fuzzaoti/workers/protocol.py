@@ -117,10 +117,16 @@ def member_stage(stage: str, run: int, member: int, at: dict | None = None) -> s
     return f"{stage} {run} of member {member}{where}"
 
 
+def spoken(announced: str) -> str:
+    """An announcement without the run it may carry (``member_stage``'s ``at``): what a progress
+    line shows of it (``big-run 17 of member 5``)."""
+    return announced.partition(" at ")[0]
+
+
 def parse_stage(announced: str) -> tuple[str, int | None, int | None]:
     """An announced stage as an ``Outcome`` stage (a big run's ``big-run`` is ``run``), with the
     run and the member it names, if any (``member_stage``)."""
-    words = announced.partition(" at ")[0].split(" ")
+    words = spoken(announced).split(" ")
     stage = words[0].removeprefix("big-")
     if len(words) == 5 and words[2:4] == ["of", "member"]:
         return stage, int(words[1]), int(words[4])
