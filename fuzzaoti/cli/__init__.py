@@ -1,7 +1,8 @@
 """The ``fuzzaoti`` command: thin click functions over the library.
 
 The group and its shared options are in ``_base``; the commands on corpora as files (``fuzzaoti
-corpus merge``) in ``corpora``; the rest, one per phase a user drives, here.
+corpus merge``) in ``corpora``; a campaign (``fuzzaoti fuzz``) in ``fuzz`` and a launch of
+many in ``launch``; the rest, one per phase a user drives, here.
 
 Every error that is the user's input (a bad flag, a missing or foreign corpus, an unknown id)
 becomes one line on stderr and exit code 2; findings that still fail make ``replay`` exit 1.
@@ -10,113 +11,22 @@ becomes one line on stderr and exit code 2; findings that still fail make ``repl
 from __future__ import annotations
 
 import json
-import signal
 import sys
 
 import click
 
 from fuzzaoti.compile.backends import BACKENDS, CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
-from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 from fuzzaoti.corpus import FINDING_STATUSES
 from fuzzaoti.strategies._profiles import PROFILES
 
-from fuzzaoti.cli._base import DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main
+from fuzzaoti.cli._base import (CANARY_HELP, DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main,
+                               require_cuda)
 from fuzzaoti.cli.corpora import corpus as corpus_group
+from fuzzaoti.cli.fuzz import fuzz as fuzz_command
 from fuzzaoti.cli.launch import launch as launch_command
 
 __all__ = ["DEFAULT_CORPUS", "EXIT_USAGE", "main"]
-
-_CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
-    f"{c.name} ({c.summary})" for c in CANARIES.values())
-
-
-@main.command()
-@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="Where programs are compiled and run.")
-@click.option("--minutes", type=click.FloatRange(min=0), default=None,
-              help="How long to fuzz.  [default: 5, or the resumed campaign's own]")
-@corpus_option
-@click.option("--seed", type=int, default=0, show_default=True, help="Hypothesis seed: same seed, same programs.")
-@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
-@click.option("--batch-size", type=click.IntRange(min=1), default=None,
-              help="Programs compiled together as one AOTI module.  [default: adaptive, 4 to 64, "
-                   "starting at 16 (large: 4 to 32, from 8), climbing to the size that checks the most "
-                   "programs per minute]")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes.  [default: 1 on cpu; on cuda, per GPU one for every 5 of its CPU cores, 1 to 3]")
-@click.option("--gpus", default=None, help="GPU ids the cuda workers are pinned to, round-robin (e.g. 0,1,3). "
-              "[default: the visible GPUs]")
-@click.option("--max-batches", type=click.IntRange(min=1), default=None, help="Stop after this many batches.")
-@click.option("--backend", type=click.Choice(CAMPAIGN_BACKENDS), default="aoti", show_default=True,
-              help="'fake' is the fast test double (no compiles).")
-@click.option("--shrink-minutes", type=click.FloatRange(min=0), default=3.0, show_default=True,
-              help="Time to shrink each new finding (0: do not shrink).")
-@click.option("--follow-up-minutes", type=click.FloatRange(min=0), default=None,
-              help="Time after --minutes to shrink and triage the wrong results and one-op crashes found "
-                   "(a crash or failed compile of several ops is followed up at once, to quarantine it).  "
-                   "[default: --minutes]")
-@click.option("--triage/--no-triage", default=True, show_default=True,
-              help="Triage each new finding after shrinking (ladder of backends, hand remedies).")
-@click.option("--profile", type=click.Choice(list(PROFILES)), default="small", show_default=True,
-              help="Program sizes: 'large' runs every op family past 2**31 and 2**32 elements and bmm batches past 65535 (GPU nodes).")
-@click.option("--max-bytes", type=click.IntRange(min=1), default=None,
-              help="Bytes of one checked run: inputs, intermediates, outputs and the reference.  "
-                   "[default: 32 MiB small, 4 GiB large; large on cuda: half the GPU's free memory, shared by its workers]")
-@click.option("--configs", default=None, metavar="NAME",
-              help="Draw only this compile config set: default, or on cuda max_autotune or native_matmul "
-                   "(Triton GEMM templates).  [default: all, the dear ones less often]")
-@known_option
-@click.option("--quarantine-rate", type=click.FloatRange(0, 1), default=DEFAULT_RATE, show_default=True,
-              help="Share of drawn programs that would trip a compile-failing bug already found (a known "
-                   "bug's trigger, a finding's shrunk program) still checked, each alone; the rest are set "
-                   "aside. 1: check them all, alone; 0: set them all aside.")
-@click.option("--resume", "resume_id", type=int, default=None,
-              help="Carry on this campaign (its stored settings; --minutes may be given anew).")
-@click.option("--shard", default="0/1", show_default=True, metavar="K/N",
-              help="Task K (from 0) of a campaign spread over N: its own seed stream and a part of the "
-                   "programs no other task checks (merge the shards with 'fuzzaoti corpus merge').")
-def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
-         shrink_minutes, follow_up_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate,
-         resume_id, shard) -> None:
-    """Run a fuzz campaign and store its findings in the corpus."""
-    from fuzzaoti.campaign import Campaign, CampaignSettings
-    from fuzzaoti.corpus import Corpus
-    from fuzzaoti.launch.shards import parse_shard
-    from fuzzaoti.progress import Display
-
-    settings = None
-    if resume_id is None:  # built before the corpus is opened: a bad flag leaves no empty corpus behind
-        shard, shards = parse_shard(shard)
-        settings = CampaignSettings(
-            device=device, backend=backend, minutes=5.0 if minutes is None else minutes, seed=seed,
-            canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
-            shrink_minutes=shrink_minutes, follow_up_minutes=follow_up_minutes, triage=triage, profile=profile,
-            max_bytes=max_bytes, configs=configs, known_file=known_file, quarantine_rate=quarantine_rate,
-            shard=shard, shards=shards)
-        if device == "cuda":
-            _require_cuda()
-    display = Display()
-    with Corpus.open(corpus_path, create=resume_id is None) as corpus:
-        if settings is None:
-            campaign = Campaign.resume(corpus, resume_id, minutes, echo=display)
-        else:
-            campaign = Campaign(corpus, settings, echo=display)
-        if resume_id is not None and campaign.settings.device == "cuda":  # a new one was checked above
-            _require_cuda()
-        campaign.progress_every = display.every
-        # a SIGTERM (scancel, a Slurm preemption or requeue, a soak's kill) ends it as Ctrl-C does:
-        # the campaign is stored as interrupted, its batches in flight abandoned, and it resumes
-        signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            campaign.run()
-        except KeyboardInterrupt:
-            display.close()
-            click.echo("interrupted: campaign stored as interrupted; carry on with --resume "
-                       f"{campaign.campaign_id}", err=True)
-            sys.exit(130)
-        display.close()
-
 
 @main.command()
 @corpus_option
@@ -201,7 +111,7 @@ def replay(finding_id, corpus_path, inject, device) -> None:
 
     with Corpus.open(corpus_path) as corpus:
         if (device or corpus.finding(finding_id).device) == "cuda":
-            _require_cuda()
+            require_cuda()
         result = do_replay(corpus, finding_id, canary=inject, device=device)
     click.echo(result.describe())
     if result.outcome.symptom == "invalid":
@@ -285,7 +195,7 @@ def _finding_pool(corpus, finding_id: int, inject: str | None, backend: str = "a
 
     finding = corpus.finding(finding_id)
     if finding.device == "cuda":
-        _require_cuda()
+        require_cuda()
     return finding_pool(finding, inject, backend, click.echo)
 
 
@@ -339,14 +249,14 @@ def recheck(finding_ids, corpus_path, backend) -> None:
 
     with Corpus.open(corpus_path) as corpus:
         done = recheck_all(corpus, backend, click.echo,
-                           lambda f: _require_cuda() if f.device == "cuda" else None, finding_ids)
+                           lambda f: require_cuda() if f.device == "cuda" else None, finding_ids)
     click.echo(done.describe())
 
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
-@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=_CANARY_HELP)
+@click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None, help=CANARY_HELP)
 @click.option("--backend", type=click.Choice(list(BACKENDS)), default="aoti",
               show_default=True)
 @click.option("--record", "record_path", default=None, type=click.Path(dir_okay=False),
@@ -359,7 +269,7 @@ def check(files, device, inject, backend, record_path) -> None:
 
     cases = [read_case_file(path) for path in files]
     if device == "cuda":
-        _require_cuda()
+        require_cuda()
     checked = check_files(cases, device, inject, backend)
     for path, (case, outcome, verdict) in zip(files, checked):
         click.echo(f"{path}: {verdict}")
@@ -384,16 +294,6 @@ def known(corpus_path, known_file) -> None:
     click.echo(f"{len(bugs.bugs)} known bugs; {marked} findings newly marked known")
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
-def _require_cuda() -> None:
-    import torch
-
-    if not torch.cuda.is_available():
-        raise click.UsageError(f"--device cuda, but torch {torch.__version__} sees no CUDA device")
-
-
+main.add_command(fuzz_command)
 main.add_command(corpus_group)
 main.add_command(launch_command)

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.errors import FuzzaotiError
 
 DEFAULT_CORPUS = "fuzzaoti.db"
@@ -58,3 +59,14 @@ def _hypothesis_files_out_of_the_working_directory() -> None:
     if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "fuzzaoti", "hypothesis")
+
+
+CANARY_HELP = "Inject a canary miscompilation into the workers: " + "; ".join(
+    f"{c.name} ({c.summary})" for c in CANARIES.values())
+
+
+def require_cuda() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise click.UsageError(f"--device cuda, but torch {torch.__version__} sees no CUDA device")
