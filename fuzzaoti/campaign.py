@@ -105,7 +105,8 @@ class Campaign:
         self.max_bytes = s.max_bytes or default_max_bytes(s.device, s.profile, s.gpus, workers)
         pool = self.pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
-                         compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes),
+                         compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes,
+                         coverage=s.coverage),
             workers=workers,
             worker_env=(lambda k: pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
             standby=wants_standby(s.device),
@@ -136,6 +137,7 @@ class Campaign:
         finally:
             self.counts.worker_restarts = pool.restarts
             pool.close()
+            self.corpus.add_lines(self.campaign_id, pool.reached.take(), time.monotonic() - self.started)
             self.corpus.update_campaign(self.campaign_id, self.counts.stored(), status)
             self.echo(self.summary(status))
         return self.counts
@@ -270,6 +272,7 @@ class Campaign:
         c.batches += 1
         c.programs += len(drawn)
         done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
+        self.corpus.add_lines(self.campaign_id, pool.reached.take(), done_at)
         for case, outcome in zip(drawn, outcomes):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
@@ -388,4 +391,6 @@ class Campaign:
                 + (f", not yet shrunk or triaged: {json.dumps(waiting)} ('fuzzaoti shrink ID', "
                    "'fuzzaoti triage ID')" if waiting else "")
                 + self.slowest.describe(self.campaign_id)
+                + (f"; {len(self.pool.reached)} lines of torch/_inductor run by its compiles ('fuzzaoti coverage "
+                   f"--campaign {self.campaign_id}')" if self.settings.coverage and self.pool is not None else "")
                 + (f"; {self.pool.describe()}" if self.pool is not None else ""))

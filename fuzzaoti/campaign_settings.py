@@ -39,6 +39,7 @@ class CampaignSettings:
     configs: str | None = None  # the one compile config set to draw (strategies.CONFIG_SETS); None: all
     shard: int = 0  # this task's part of a campaign spread over ``shards`` tasks (fuzzaoti.launch.shards)
     shards: int = 1
+    coverage: bool = False  # record the Inductor lines the compiles run (fuzzaoti.coverage)
 
     def __post_init__(self) -> None:
         check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens

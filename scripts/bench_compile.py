@@ -14,6 +14,12 @@ the throughput bench does that.
 
 (On CPU, torch 2.13, 2 cores, seed 0: one large program 5.5 s a compile, 16 11.5 s, 32 15.4 s:
 0.48 s a program at 32, 11.4x one alone.)
+
+``--coverage`` prices ``fuzz --coverage`` instead: each module compiled twice, plainly and with
+its Inductor lines traced (``fuzzaoti.coverage.record``), Inductor's caches off for both, and
+the traced compiles' seconds against the plain ones'.
+
+    python3 scripts/bench_compile.py --profile small --device cpu --sizes 8 --repeats 3 --coverage
 """
 
 from __future__ import annotations
@@ -73,6 +79,29 @@ def compile_module(programs: list, device: str) -> dict[str, float]:
     return clock.totals()
 
 
+def coverage_ratio(groups: list, device: str) -> None:
+    """Each group compiled plainly, then traced (``fuzz --coverage``), caches off: the ratio."""
+    import torch
+
+    from fuzzaoti.coverage import record
+
+    plain = traced = 0.0
+    with torch._inductor.config.patch(force_disable_caches=True):
+        for group in groups:
+            try:
+                record.enable(False)
+                a = sum(compile_module(group, device).values())
+                record.enable(True)
+                b = sum(compile_module(group, device).values())
+            except StageFailure as failure:  # a compile bug of one member: timed no further
+                print(f"  {len(group)} programs: failed ({str(failure)[:160]})", flush=True)
+                continue
+            lines = sum(map(len, record.take().values()))
+            print(f"  {len(group)} programs: plain {a:.1f} s, traced {b:.1f} s ({lines} new Inductor lines)", flush=True)
+            plain, traced = plain + a, traced + b
+    print(f"coverage: traced compiles took {traced / max(plain, 1e-9):.2f}x the plain ones' time", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -82,6 +111,7 @@ def main() -> None:
     parser.add_argument("--configs", default="default", help="the config set drawn (default, max_autotune ...)")
     parser.add_argument("--max-bytes", type=int, default=None, help="the draw's byte budget [default: the profile's]")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--coverage", action="store_true", help="price 'fuzz --coverage': plain against traced compiles")
     args = parser.parse_args()
     from fuzzaoti import compat
 
@@ -94,6 +124,9 @@ def main() -> None:
     programs = draw_programs(min(need, get_profile(args.profile).draw_batch), args.device, args.profile,
                              args.max_bytes, configs, args.seed)
     compile_module(programs[:1], args.device)  # untimed: a process's first compile warms its caches
+    if args.coverage:
+        return coverage_ratio([[programs[(r * size + k) % len(programs)] for k in range(size)]
+                               for size in args.sizes for r in range(args.repeats)], args.device)
     baseline = None
     for size in args.sizes:
         seconds = []

@@ -1,7 +1,7 @@
 """The ``fuzzaoti`` command: thin click functions over the library.
 
 The group and its shared options are in ``_base``; the commands on corpora as files (``fuzzaoti
-corpus merge``) in ``corpora``; a campaign (``fuzzaoti fuzz``) in ``fuzz`` and a launch of
+corpus merge``) in ``corpora``; compiler coverage in ``coverage``; a campaign (``fuzzaoti fuzz``) in ``fuzz`` and a launch of
 many in ``launch``; the rest, one per phase a user drives, here.
 
 Every error that is the user's input (a bad flag, a missing or foreign corpus, an unknown id)
@@ -23,6 +23,7 @@ from fuzzaoti.strategies._profiles import PROFILES
 from fuzzaoti.cli._base import (CANARY_HELP, DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main,
                                require_cuda)
 from fuzzaoti.cli.corpora import corpus as corpus_group
+from fuzzaoti.cli.coverage import coverage as coverage_command
 from fuzzaoti.cli.fuzz import fuzz as fuzz_command
 from fuzzaoti.cli.launch import launch as launch_command
 
@@ -295,5 +296,6 @@ def known(corpus_path, known_file) -> None:
 
 
 main.add_command(fuzz_command)
+main.add_command(coverage_command)
 main.add_command(corpus_group)
 main.add_command(launch_command)

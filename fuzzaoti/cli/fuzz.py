@@ -59,9 +59,12 @@ from fuzzaoti.strategies._profiles import PROFILES
 @click.option("--shard", default="0/1", show_default=True, metavar="K/N",
               help="Task K (from 0) of a campaign spread over N: its own seed stream and a part of the "
                    "programs no other task checks (merge the shards with 'fuzzaoti corpus merge').")
+@click.option("--coverage", is_flag=True, default=False,
+              help="Record the lines of torch/_inductor the compiles run (on CPU 1.08x the compile time), for "
+                   "'fuzzaoti coverage': how much of Inductor a campaign reached, and when.")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
          shrink_minutes, follow_up_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate,
-         resume_id, shard) -> None:
+         resume_id, shard, coverage) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -76,7 +79,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
             shrink_minutes=shrink_minutes, follow_up_minutes=follow_up_minutes, triage=triage, profile=profile,
             max_bytes=max_bytes, configs=configs, known_file=known_file, quarantine_rate=quarantine_rate,
-            shard=shard, shards=shards)
+            shard=shard, shards=shards, coverage=coverage)
         if device == "cuda":
             require_cuda()
     display = Display()

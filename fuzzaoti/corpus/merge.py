@@ -7,7 +7,8 @@ kept with its triage, and a status other than ``new`` kept over ``new``. Campaig
 over with the shard they came from (``origin``). Everything is matched by ``uid`` (migration
 008), and each source finding's hits are remembered as merged (``merged_hits``), so merging a
 shard again adds only what it gained since: merging is idempotent, and a live shard can be
-merged as often as one likes.
+merged as often as one likes. A campaign's compiler coverage (``fuzz --coverage``) comes along,
+under its id in the target.
 
 Every source is opened (and so checked and migrated) before the target is touched: a shard
 that is not a corpus, or one of a newer schema, is an error and nothing is written.
@@ -75,6 +76,9 @@ def _merge_one(shard: Corpus, into: Corpus, counts: MergeCounts) -> None:
             _merge_replays(shard, row["id"], target_id, into)
         for row in shard.db["hypothesis_examples"].rows:
             into.db["hypothesis_examples"].insert(row, ignore=True)
+        into.db["compiler_lines"].insert_all(  # (a line merged before keeps its first second)
+            ({**row, "campaign_id": campaign_ids[row["campaign_id"]]} for row in shard.db["compiler_lines"].rows),
+            ignore=True)
 
 
 def _merge_campaign(row: dict[str, Any], origin: str, into: Corpus, counts: MergeCounts) -> int:

@@ -184,5 +184,18 @@ def _m011_assumptions(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("011_assumptions", _m011_assumptions))
 
 
+def _m012_compiler_lines(db: sqlite_utils.Database) -> None:
+    """The lines of ``torch/_inductor`` a campaign's compiles ran (``fuzz --coverage``), each
+    once, with the campaign second it was first reached (fuzzaoti.coverage)."""
+    db["compiler_lines"].create(
+        {"campaign_id": int, "file": str, "line": int, "seconds": float},
+        pk=("campaign_id", "file", "line"),
+        foreign_keys=[("campaign_id", "campaigns", "id")],
+    )
+
+
+MIGRATIONS.append(("012_compiler_lines", _m012_compiler_lines))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

@@ -130,6 +130,24 @@ class Corpus:
     def campaigns(self) -> list[dict[str, Any]]:
         return list(self.db["campaigns"].rows_where(order_by="id"))
 
+    def add_lines(self, campaign_id: int, lines: list[tuple[str, int]], seconds: float) -> None:
+        """Store Inductor lines ``campaign_id``'s compiles reached ``seconds`` into it (a line it
+        had reached before keeps its first second)."""
+        if lines:
+            with self.writing():
+                self.db["compiler_lines"].insert_all(
+                    ({"campaign_id": campaign_id, "file": f, "line": n, "seconds": round(seconds, 1)} for f, n in lines),
+                    ignore=True)
+
+    def compiler_lines(self, campaign_id: int) -> list[tuple[str, int, float]]:
+        """``(file, line, seconds first reached)`` of every Inductor line the campaign ran."""
+        rows = self.db.execute("select file, line, seconds from compiler_lines where campaign_id = ?", [campaign_id])
+        return [(f, n, s) for f, n, s in rows.fetchall()]
+
+    def campaigns_with_lines(self) -> list[int]:
+        """The campaigns that recorded compiler coverage (``fuzz --coverage``), oldest first."""
+        return [r[0] for r in self.db.execute("select distinct campaign_id from compiler_lines order by campaign_id")]
+
     # ---- findings --------------------------------------------------------------------------
     def record_failure(self, campaign_id: int | None, device: str, canary: str | None,
                        signature: str, outcome: dict[str, Any], program_json: str,

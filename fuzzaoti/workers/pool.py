@@ -29,6 +29,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
+from fuzzaoti.coverage.record import Reached
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool_stats import PoolStats, configs_label
 from fuzzaoti.workers.leftovers import sweep_leftovers_of_dead_pools
@@ -133,6 +134,7 @@ class WorkerPool:
                         for k in range(max(1, workers))]
         self.stats = PoolStats()
         self._stats_lock = threading.Lock()  # workers' threads add to the stats
+        self.reached = Reached()  # Inductor lines the compiles ran (workers started with coverage)
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
         self._seq = itertools.count()
@@ -315,6 +317,7 @@ class WorkerPool:
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
+        self.reached.add(result.coverage)
         if worker.closed:  # the pool closed it mid-check (the campaign's end): its death is no
             # crash of these cases, and their outcome is no one's (a summary had counted the
             # SIGKILL of the close as a batch failed by "out of memory?")

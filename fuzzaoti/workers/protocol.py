@@ -62,13 +62,16 @@ class BatchResult:
     their own: the ``suspect`` first when the failure points into one member. Otherwise
     ``cases`` holds one outcome per case, and the ``recheck`` members (a run raised in them
     alone, ``execute._Runner.probe``) are for the pool to check on their own. ``cases`` is None
-    when the worker died before it could say. ``seconds``: worker time by stage."""
+    when the worker died before it could say. ``seconds``: worker time by stage; ``coverage``:
+    the Inductor lines its compile ran that the worker had not reported before (a worker started
+    with ``WorkerConfig.coverage``; ``fuzzaoti.coverage.record``)."""
 
     batch: Outcome | None = None
     cases: tuple[Outcome, ...] | None = None
     suspect: int | None = None
     recheck: tuple[int, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
+    coverage: dict[str, list[int]] = field(default_factory=dict)
 
     def outcomes(self) -> list[Outcome]:
         """Every outcome in it, the batch's first."""
@@ -88,7 +91,8 @@ class BatchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"batch": _dict(self.batch),
                 "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
-                "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds)}
+                "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds),
+                "coverage": dict(self.coverage)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchResult:
@@ -96,7 +100,7 @@ class BatchResult:
         return cls(batch=_outcome(data.get("batch")),
                    cases=tuple(_outcome(o) for o in cases) if cases is not None else None,
                    suspect=data.get("suspect"), recheck=tuple(data.get("recheck") or ()),
-                   seconds=dict(data.get("seconds") or {}))
+                   seconds=dict(data.get("seconds") or {}), coverage=dict(data.get("coverage") or {}))
 
 
 def _dict(outcome: Outcome | None) -> dict[str, Any] | None:

@@ -41,6 +41,7 @@ class WorkerConfig:
     run_timeout: float = 300.0
     env: tuple[tuple[str, str], ...] = ()
     max_bytes: int | None = None  # bytes of one checked run (fuzzaoti.model.scale); None: half the GPU's free memory
+    coverage: bool = False  # report the Inductor lines each compile ran (fuzzaoti.coverage.record)
 
 
 def _serve(config: WorkerConfig, stderr_path: str) -> None:
@@ -60,6 +61,7 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     os.environ.update(dict(config.env))
     from fuzzaoti import compat
     from fuzzaoti.compile import canaries
+    from fuzzaoti.coverage import record
     from fuzzaoti.workers.execute import check_batch
     from fuzzaoti.workers.protocol import Job
 
@@ -69,12 +71,15 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     except Exception as exc:  # noqa: BLE001 - report, then exit: the parent shows it
         send("error", f"canary {config.canary!r}: {exc}")
         return
+    record.enable(config.coverage)
     send("ready", os.getpid())
     for line in sys.stdin:
         try:
             result = check_batch(Job.from_dict(json.loads(line)), lambda stage: send("stage", stage)).to_dict()
         except Exception:  # noqa: BLE001 - a fuzzaoti bug: report it rather than die silently
             result = {"internal_error": traceback.format_exc()}
+        if config.coverage:
+            result["coverage"] = record.take()
         send("result", result)
 
 

@@ -6,6 +6,7 @@ import os
 
 from fuzzaoti import compat
 from fuzzaoti.compile import assumptions
+from fuzzaoti.coverage import record
 from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, save_ranges, saved_ranges, stage
 from fuzzaoti.model.program import Program
 
@@ -29,7 +30,8 @@ class AotiBackend:
         if ranges is None:
             ep = stage("export", progress, lambda: self.export(namespace, example))
             configs = inductor_options(program)
-            path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
+            with record.tracing():  # (recording only in a worker started to: WorkerConfig.coverage)
+                path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
         loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
         if ranges is None:

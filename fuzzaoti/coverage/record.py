@@ -1,0 +1,122 @@
+"""Compiler coverage, recorded: which lines of Inductor a campaign's compiles executed.
+
+Programs per minute and findings say how much a campaign checked; they do not say how much of
+the compiler it reached. A generator change that draws "new" programs may drive Inductor down
+the same paths as before, and a site a bug class lives in (``simd.py can_use_32bit_indexing``
+answering False, a Triton bmm template's grid) may never run at all. So a campaign run with
+``--coverage`` records, per compile, the source lines of ``torch/_inductor`` that ran, and the
+corpus keeps each line with the campaign second it was first reached (``coverage.report``
+reads them for ``fuzzaoti coverage``: per file, over time, one campaign against another).
+
+Only the AOTI compile is traced (``tracing``), in the worker process that compiles, through
+``sys.settrace`` with a local tracer on Inductor's functions alone: a CPU compile, whose time
+goes mostly to the C++ compiler, took 1.08x its time (``scripts/bench_compile.py --coverage``,
+torch 2.13, 2 cores; on a GPU not measured yet). A process reports each line once (``take`` returns only
+lines it has not returned before), so a long campaign ships ever fewer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+import threading
+from typing import Iterator
+
+#: the part of a path from which coverage names a file (``torch/_inductor/codegen/simd.py``)
+ROOT = f"torch{os.sep}_inductor{os.sep}"
+FUNCTION_FLAGS = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS
+
+_lock = threading.Lock()
+_enabled = False
+_seen: set[tuple[str, int]] = set()  # every line this process has reported (``take``)
+_new: set[tuple[str, int]] = set()  # lines reached since the last ``take``
+
+
+def enable(on: bool = True) -> None:
+    """Have ``tracing`` record (a worker does so for a job that asks for coverage)."""
+    global _enabled
+    _enabled = on
+
+
+@contextlib.contextmanager
+def tracing() -> Iterator[None]:
+    """Record the Inductor lines that run inside (while ``enable``d; otherwise nothing)."""
+    if not _enabled or sys.gettrace() is not None:  # (never under a debugger's or coverage's tracer)
+        yield
+        return
+    lines: set[tuple[str, int]] = set()
+
+    def local(frame, event, arg):
+        if event == "line":
+            lines.add((frame.f_code.co_filename, frame.f_lineno))
+        return local
+
+    def calls(frame, event, arg):
+        if ROOT in frame.f_code.co_filename and is_function(frame.f_code):
+            lines.add((frame.f_code.co_filename, frame.f_lineno))
+            return local
+        return None
+
+    sys.settrace(calls)
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+        with _lock:
+            _new.update(lines)
+
+
+def is_function(code) -> bool:
+    """Whether ``code`` is a function's (a lambda's, a comprehension's), not a module's or class
+    body's: those run once, when a module is imported, and a compile that happens to import one
+    first would count them (coverage is of what compiling *does*)."""
+    return code.co_flags & FUNCTION_FLAGS == FUNCTION_FLAGS
+
+
+def take() -> dict[str, list[int]]:
+    """The lines reached since the last call and never reported before by this process, as
+    ``{"torch/_inductor/...py": [line, ...]}``."""
+    with _lock:
+        fresh = _new - _seen
+        _seen.update(fresh)
+        _new.clear()
+    by_file: dict[str, list[int]] = {}
+    for path, line in fresh:
+        by_file.setdefault(short_name(path), []).append(line)
+    return {name: sorted(lines) for name, lines in sorted(by_file.items())}
+
+
+def short_name(path: str) -> str:
+    """``.../site-packages/torch/_inductor/codegen/simd.py`` as ``torch/_inductor/codegen/simd.py``
+    (one name for a file whichever machine or torch install reached it)."""
+    at = path.rfind(ROOT)
+    return (path[at:] if at >= 0 else path).replace(os.sep, "/")
+
+
+class Reached:
+    """The campaign's side: the lines its workers report (``BatchResult.coverage``), each kept
+    once, until the campaign stores them (``take``). Workers report from the pool's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: set[tuple[str, int]] = set()
+        self._waiting: list[tuple[str, int]] = []
+
+    def add(self, by_file: dict[str, list[int]]) -> None:
+        with self._lock:
+            for name, lines in by_file.items():
+                for line in lines:
+                    if (name, line) not in self._known:
+                        self._known.add((name, line))
+                        self._waiting.append((name, line))
+
+    def take(self) -> list[tuple[str, int]]:
+        """The lines added since the last call, new to this campaign."""
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        return waiting
+
+    def __len__(self) -> int:
+        return len(self._known)

@@ -1,0 +1,139 @@
+"""Compiler coverage: the Inductor lines compiles ran (fuzzaoti/coverage/), stored and reported."""
+
+import importlib.util
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from fuzzaoti.cli import main
+from fuzzaoti.corpus import Corpus
+from fuzzaoti.corpus.merge import merge_corpora
+from fuzzaoti.coverage import record, report
+
+
+@pytest.fixture
+def inductor_like(tmp_path, monkeypatch):
+    """A module whose path has torch/_inductor/ in it, as the tracer's filter wants, and
+    recording switched on for the test only."""
+    path = tmp_path / "torch" / "_inductor" / "lowering_like.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent("""\
+        X = 1
+
+        def lower(n):
+            if n > 3:
+                return "big"
+            return "small"
+    """))
+    spec = importlib.util.spec_from_file_location("lowering_like", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(record, "_enabled", True)
+    monkeypatch.setattr(record, "_seen", set())
+    monkeypatch.setattr(record, "_new", set())
+    return module
+
+
+def test_tracing_records_the_function_lines_that_ran_and_reports_each_once(inductor_like):
+    with record.tracing():
+        inductor_like.lower(1)
+    assert record.take() == {"torch/_inductor/lowering_like.py": [3, 4, 6]}  # not line 5: n was small
+    with record.tracing():
+        inductor_like.lower(1)
+        inductor_like.lower(9)
+    assert record.take() == {"torch/_inductor/lowering_like.py": [5]}  # only what is new to the process
+    assert record.take() == {}
+
+
+def test_tracing_records_nothing_unless_enabled(inductor_like):
+    record.enable(False)
+    with record.tracing():
+        inductor_like.lower(9)
+    assert record.take() == {}
+
+
+def test_module_and_class_bodies_are_not_functions():
+    code = compile("class A:\n    def f(self):\n        return 1\n", "m.py", "exec")
+    cls_body = next(c for c in code.co_consts if hasattr(c, "co_lines"))
+    method = next(c for c in cls_body.co_consts if hasattr(c, "co_lines"))
+    assert not record.is_function(code) and not record.is_function(cls_body) and record.is_function(method)
+
+
+def test_reached_keeps_each_line_once_across_workers():
+    reached = record.Reached()
+    reached.add({"torch/_inductor/ir.py": [10, 11]})
+    reached.add({"torch/_inductor/ir.py": [11, 12], "torch/_inductor/graph.py": [5]})
+    assert sorted(reached.take()) == [("torch/_inductor/graph.py", 5), ("torch/_inductor/ir.py", 10),
+                                      ("torch/_inductor/ir.py", 11), ("torch/_inductor/ir.py", 12)]
+    reached.add({"torch/_inductor/ir.py": [10]})
+    assert reached.take() == [] and len(reached) == 4
+
+
+def test_growth_counts_lines_by_minute_up_to_the_last():
+    lines = report.Lines.of([("a.py", 1, 10.0), ("a.py", 2, 70.0), ("b.py", 1, 400.0)])
+    assert lines.growth() == [(1, 1), (2, 2), (5, 2), (400 / 60, 3)]
+    assert report.ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+
+
+def test_executable_lines_are_the_installed_torchs_function_lines():
+    import inspect
+
+    import torch._inductor.codegen.simd as simd
+
+    code = report.executable_lines("torch/_inductor/codegen/simd.py")
+    function = next(f for f in vars(simd).values() if inspect.isfunction(f) and f.__module__ == simd.__name__)
+    last = max(n for _, _, n in function.__code__.co_lines() if n is not None)
+    assert last in code and 1 not in code  # a function's line; not the module docstring's
+    assert report.executable_lines("torch/_inductor/no_such_file.py") is None
+
+
+def test_against_shows_the_lines_each_campaign_reached_alone():
+    mine = report.Lines.of([("torch/_inductor/ir.py", n, 1.0) for n in (1, 2, 3)])
+    theirs = report.Lines.of([("torch/_inductor/ir.py", n, 1.0) for n in (2, 3, 4, 5)])
+    out = report.against(mine, theirs, "A", "B")
+    assert out[0] == "1 lines reached by A alone, in 1 files" and out[1].endswith("torch/_inductor/ir.py: 1")
+    assert "2 lines reached by B alone" in out[2] and out[3].endswith(": 4-5")
+
+
+def test_lines_are_stored_once_and_merged_under_the_targets_campaign_id(tmp_path):
+    shard, target = str(tmp_path / "shard.db"), str(tmp_path / "all.db")
+    with Corpus.open(target, create=True) as corpus:  # a target that already has a campaign of its own
+        corpus.start_campaign("cpu", "aoti", None, 0, {}, {})
+    with Corpus.open(shard, create=True) as corpus:
+        cid = corpus.start_campaign("cpu", "aoti", None, 0, {}, {})
+        corpus.add_lines(cid, [("torch/_inductor/ir.py", 10), ("torch/_inductor/ir.py", 11)], 5.0)
+        corpus.add_lines(cid, [("torch/_inductor/ir.py", 10)], 50.0)  # reached again: keeps its 5 s
+        assert sorted(corpus.compiler_lines(cid)) == [("torch/_inductor/ir.py", 10, 5.0), ("torch/_inductor/ir.py", 11, 5.0)]
+    merge_corpora([shard], target, echo=lambda _: None)
+    merge_corpora([shard], target, echo=lambda _: None)  # again: nothing doubles
+    with Corpus.open(target) as corpus:
+        assert corpus.campaigns_with_lines() == [2]
+        assert len(corpus.compiler_lines(2)) == 2
+
+
+def test_coverage_command_errors_are_one_line(tmp_path):
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--corpus", db]).exit_code == 0
+    result = runner.invoke(main, ["coverage", "--corpus", db])
+    assert result.exit_code == 2 and "recorded coverage (run 'fuzzaoti fuzz --coverage')" in result.output
+    assert runner.invoke(main, ["coverage", "--corpus", db, "--campaign", "9"]).exit_code == 2
+    assert runner.invoke(main, ["coverage", "--corpus", str(tmp_path / "none.db")]).exit_code == 2
+
+
+@pytest.mark.aoti
+def test_a_campaign_with_coverage_stores_the_cpp_codegen_lines_its_compile_ran(tmp_path):
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+    result = runner.invoke(main, ["fuzz", "--coverage", "--max-batches", "1", "--batch-size", "4", "--shrink-minutes",
+                                  "0", "--no-triage", "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "lines of torch/_inductor run by its compiles ('fuzzaoti coverage --campaign 1')" in result.output
+    with Corpus.open(db) as corpus:
+        files = {f for f, _, _ in corpus.compiler_lines(1)}
+    assert "torch/_inductor/codegen/cpp.py" in files and "torch/_inductor/graph.py" in files
+    summary = runner.invoke(main, ["coverage", "--corpus", db])
+    assert summary.exit_code == 0 and "torch/_inductor/codegen/cpp.py" in summary.output, summary.output
+    one = runner.invoke(main, ["coverage", "--corpus", db, "--file", "codegen/cpp.py"])
+    assert "reached: " in one.output and "not reached: " in one.output
