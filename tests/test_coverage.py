@@ -137,3 +137,15 @@ def test_a_campaign_with_coverage_stores_the_cpp_codegen_lines_its_compile_ran(t
     assert summary.exit_code == 0 and "torch/_inductor/codegen/cpp.py" in summary.output, summary.output
     one = runner.invoke(main, ["coverage", "--corpus", db, "--file", "codegen/cpp.py"])
     assert "reached: " in one.output and "not reached: " in one.output
+
+
+@pytest.mark.gpu
+def test_a_cuda_campaign_with_coverage_stores_the_triton_codegen_lines(tmp_path):
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["fuzz", "--device", "cuda", "--coverage", "--max-batches", "1", "--batch-size",
+                                       "4", "--shrink-minutes", "0", "--no-triage", "--configs", "default",
+                                       "--corpus", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with Corpus.open(db) as corpus:
+        files = {f for f, _, _ in corpus.compiler_lines(1)}
+    assert "torch/_inductor/codegen/triton.py" in files and "torch/_inductor/codegen/simd.py" in files
