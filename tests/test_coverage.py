@@ -88,6 +88,22 @@ def test_executable_lines_are_the_installed_torchs_function_lines():
     assert report.executable_lines("torch/_inductor/no_such_file.py") is None
 
 
+def test_a_functions_lines_show_which_were_never_reached():
+    import inspect
+
+    import torch._inductor.codegen.simd as simd
+
+    function = next(f for f in vars(simd).values() if inspect.isfunction(f) and f.__module__ == simd.__name__
+                    and len({n for _, _, n in f.__code__.co_lines() if n}) > 2)
+    own = sorted({n for _, _, n in function.__code__.co_lines() if n is not None})
+    lines = report.Lines.of([("torch/_inductor/codegen/simd.py", own[0], 1.0)])
+    out = report.functions(lines, function.__qualname__)
+    assert (f"torch/_inductor/codegen/simd.py:{function.__code__.co_firstlineno} {function.__qualname__}: "
+            f"1 of {len(own)} lines reached; not reached: {report.ranges(own[1:])}") in out
+    assert report.functions(lines, "no_such_function_anywhere") == [
+        "no function of torch/_inductor has 'no_such_function_anywhere' in its name"]
+
+
 def test_against_shows_the_lines_each_campaign_reached_alone():
     mine = report.Lines.of([("torch/_inductor/ir.py", n, 1.0) for n in (1, 2, 3)])
     theirs = report.Lines.of([("torch/_inductor/ir.py", n, 1.0) for n in (2, 3, 4, 5)])

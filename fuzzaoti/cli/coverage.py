@@ -16,14 +16,17 @@ from fuzzaoti.cli._base import corpus_option
 @click.option("--file", "part", default=None, metavar="NAME",
               help="Each Inductor file whose name contains NAME (e.g. codegen/simd.py): its lines reached "
                    "and not reached.")
+@click.option("--function", "function", default=None, metavar="NAME",
+              help="Each Inductor function whose name contains NAME (e.g. can_use_32bit_indexing): its lines "
+                   "reached and not reached (did a decision ever go both ways?).")
 @click.option("--against", "other_id", type=int, default=None,
               help="Another campaign: the lines each reached that the other did not, by file.")
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True, help="Files listed.")
-def coverage(corpus_path, campaign_id, part, other_id, top) -> None:
+def coverage(corpus_path, campaign_id, part, function, other_id, top) -> None:
     """How much of torch/_inductor a campaign's compiles ran (recorded by 'fuzz --coverage'): lines
     reached in all and by minute (a count that stops growing is a generator that stopped reaching
-    new compiler code), the files most reached with their share of lines, one file's lines, or
-    what one campaign reached that another did not."""
+    new compiler code), the files most reached with their share of lines, one file's or
+    function's lines, or what one campaign reached that another did not."""
     import torch
 
     from fuzzaoti.corpus import Corpus
@@ -48,6 +51,8 @@ def coverage(corpus_path, campaign_id, part, other_id, top) -> None:
         out = report.against(lines[0], lines[1], f"campaign {campaign_id}", f"campaign {other_id}", top)
     elif part is not None:
         out = report.one_file(lines[0], part)
+    elif function is not None:
+        out = report.functions(lines[0], function)
     else:
         out = report.summary(lines[0], top)
     click.echo("\n".join(out))

@@ -62,13 +62,24 @@ def inductor_files() -> list[str]:
 def executable_lines(name: str) -> set[int] | None:
     """The line numbers of ``name``'s code (``torch/_inductor/...py``) in the installed torch;
     None where it has no such file (another torch's)."""
+    functions = _functions(name)
+    return None if functions is None else {line for c in functions for line in _lines(c)}
+
+
+def _functions(name: str) -> list | None:
+    """The code objects of ``name``'s functions in the installed torch (None: no such file)."""
     path = os.path.join(_site(), *name.split("/"))
     try:
         with open(path, encoding="utf-8") as f:
             code = compile(f.read(), path, "exec", dont_inherit=True)
     except (OSError, SyntaxError, ValueError):
         return None
-    return {line for c in _code_objects(code) if is_function(c) for _, _, line in c.co_lines() if line is not None}
+    return [c for c in _code_objects(code) if is_function(c)]
+
+
+def _lines(code) -> set[int]:
+    """The lines of one function's own code (not of the functions defined inside it)."""
+    return {line for _, _, line in code.co_lines() if line is not None}
 
 
 def _code_objects(code) -> Iterator:
@@ -122,6 +133,23 @@ def one_file(lines: Lines, part: str) -> list[str]:
         if code is not None:
             out.append(f"  not reached: {ranges(code - reached) or '-'}")
     return out
+
+
+def functions(lines: Lines, part: str) -> list[str]:
+    """Each Inductor function whose qualified name contains ``part`` (``can_use_32bit_indexing``):
+    its lines reached and not reached, so one sees whether a decision ever went both ways."""
+    out = []
+    for name in inductor_files():
+        reached = set(lines.by_file.get(name, {}))
+        for code in _functions(name) or ():
+            if part not in getattr(code, "co_qualname", code.co_name):
+                continue
+            own = _lines(code)
+            missed = own - reached
+            out.append(f"{name}:{code.co_firstlineno} {getattr(code, 'co_qualname', code.co_name)}: "
+                       f"{len(own & reached)} of {len(own)} lines reached"
+                       + (f"; not reached: {ranges(missed)}" if missed and own & reached else ""))
+    return out or [f"no function of torch/_inductor has {part!r} in its name"]
 
 
 def against(mine: Lines, theirs: Lines, label: str, other: str, top: int = 15) -> list[str]:
