@@ -110,7 +110,7 @@ def summary(lines: Lines, top: int = 15) -> list[str]:
     whole = sum(map(len, code.values()))
     out = [f"{lines.total()} lines of torch/_inductor reached, in {len(lines.by_file)} files; of the installed "
            f"torch's {whole} lines of code in {len(code)} files: {reached} ({100 * reached / max(whole, 1):.0f}%)",
-           "reached by minute: " + ", ".join(f"{m:g}: {n}" for m, n in lines.growth())]
+           "reached by minute: " + ", ".join(f"{m:.3g}: {n}" for m, n in lines.growth())]
     ranked = sorted(lines.by_file.items(), key=lambda kv: -len(kv[1]))
     for name, reached in ranked[:top]:
         out.append(f"  {_share(name, set(reached))}  {name}")
