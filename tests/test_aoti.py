@@ -83,6 +83,15 @@ def test_a_compiled_cast_that_rounds_the_other_way_is_no_finding():
     assert "passes" in result.output
 
 
+def test_a_welford_var_compiles_and_matches_eager_over_a_dim_of_size_1_too():
+    """var, the generator's Welford reduction, over an fp16 dim of 300001 rows (a float sum of as
+    many would need Inductor's cascade) and over a dim of size 1: with correction=0 the latter
+    is 0, not the NaN that makes a case invalid rather than checked."""
+    data = os.path.join(os.path.dirname(__file__), "data", "welford-var-fp16-and-a-size-1-dim.json")
+    result = CliRunner().invoke(main, ["check", data], catch_exceptions=False)
+    assert result.exit_code == 0 and "passes" in result.output, result.output
+
+
 @pytest.mark.gpu
 def test_cuda_canary_campaign(tmp_path):
     db = str(tmp_path / "c.db")

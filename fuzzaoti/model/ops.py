@@ -163,6 +163,9 @@ _SPECS = [
     # a reduction that keeps the dtype: exact for int8 and fp16 over 2**31 elements, where a sum
     # overflows fp16 or (in eager) widens int8 to int64
     OpSpec("amax", "reduction", 1, "torch.amax({a0}, {dim})", {"dim": _nonneg}),
+    # a Welford reduction (Inductor's welford_reduce: its own accumulators, split and cascade
+    # choices), which no sum or amax reaches; correction=0 keeps a dim of size 1 finite
+    OpSpec("var", "reduction", 1, "torch.var({a0}, {dim}, correction=0)", {"dim": _nonneg}),
 ]
 
 OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}

@@ -49,7 +49,7 @@ FAMILY = {
     **dict.fromkeys(("cat", "split"), "cat/split"),
     **dict.fromkeys(("relu", "neg", "abs", "sigmoid", "tanh", "sin", "add", "sub", "mul", "affine", "cast"),
                     "pointwise"),
-    **dict.fromkeys(("sum", "amax"), "reduction"),
+    **dict.fromkeys(("sum", "amax", "var"), "reduction"),
     "arange_index": "index arithmetic",
 }
 """The op families the large profile must take past the limits; glue ops (views) belong to none."""

@@ -101,6 +101,7 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "chunk": (lambda s, a: _chunk(s[0], a["chunks"], a["dim"], a["index"]), True),
     "sum": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "amax": (lambda s, a: drop_axis(s[0], a["dim"]), False),
+    "var": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "cast": (lambda s, a: s[0], False),
     "affine": (lambda s, a: s[0], False),
     **{op: ((lambda s, a: s[0]), False) for op in ("relu", "neg", "abs", "sigmoid", "tanh", "sin")},
