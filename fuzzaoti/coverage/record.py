@@ -11,8 +11,8 @@ reads them for ``fuzzaoti coverage``: per file, over time, one campaign against 
 Only the AOTI compile is traced (``tracing``), in the worker process that compiles, through
 ``sys.settrace`` with a local tracer on Inductor's functions alone: a CPU compile, whose time
 goes mostly to the C++ compiler, took 1.08x its time (``scripts/bench_compile.py --coverage``,
-torch 2.13, 2 cores; on a GPU not measured yet). A process reports each line once (``take`` returns only
-lines it has not returned before), so a long campaign ships ever fewer.
+torch 2.13, 2 cores; on a GPU not measured yet). A process reports each line once (``take``
+returns only lines it has not returned before), so a long campaign ships ever fewer.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _new: set[tuple[str, int]] = set()  # lines reached since the last ``take``
 
 
 def enable(on: bool = True) -> None:
-    """Have ``tracing`` record (a worker does so for a job that asks for coverage)."""
+    """Have ``tracing`` record (a worker started with ``WorkerConfig.coverage`` does)."""
     global _enabled
     _enabled = on
 
