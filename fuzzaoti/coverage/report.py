@@ -113,7 +113,7 @@ def summary(lines: Lines, top: int = 15) -> list[str]:
            "reached by minute: " + ", ".join(f"{m:.3g}: {n}" for m, n in lines.growth())]
     ranked = sorted(lines.by_file.items(), key=lambda kv: -len(kv[1]))
     for name, reached in ranked[:top]:
-        out.append(f"  {_share(name, set(reached))}  {name}")
+        out.append(f"  {_share(set(reached), code.get(name))}  {name}")
     if len(ranked) > top:
         out.append(f"  ... {len(ranked) - top} more files ('--file NAME' for one)")
     return out
@@ -128,7 +128,7 @@ def one_file(lines: Lines, part: str) -> list[str]:
     for name in names:
         reached = set(lines.by_file[name])
         code = executable_lines(name)
-        out.append(f"{name}: {_share(name, reached, code)}")
+        out.append(f"{name}: {_share(reached, code)}")
         out.append(f"  reached: {ranges(reached)}")
         if code is not None:
             out.append(f"  not reached: {ranges(code - reached) or '-'}")
@@ -164,8 +164,9 @@ def against(mine: Lines, theirs: Lines, label: str, other: str, top: int = 15) -
     return out
 
 
-def _share(name: str, reached: set[int], code: set[int] | None = None) -> str:
-    code = executable_lines(name) if code is None else code
+def _share(reached: set[int], code: set[int] | None) -> str:
+    """``N of M lines (P%)`` against a file's ``code`` (``executable_lines``), or ``N lines``
+    where the installed torch has no such file."""
     if not code:
         return f"{len(reached):6d} lines"
     return f"{len(reached & code):6d} of {len(code):6d} lines ({100 * len(reached & code) / len(code):3.0f}%)"

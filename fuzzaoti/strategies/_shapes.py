@@ -10,8 +10,8 @@ from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model import sizes
 from fuzzaoti.model.case import Case, Run, run_seed
 from fuzzaoti.model.program import Program
-from fuzzaoti.model.scale import CROSSINGS, fits, reach
-from fuzzaoti.strategies._big_dims import FEED_MAX, is_big
+from fuzzaoti.model.scale import CROSSINGS, FEED_MAX, fits, reach
+from fuzzaoti.strategies._big_dims import is_big
 from fuzzaoti.strategies._profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds

@@ -203,8 +203,8 @@ class Worker:
             if member is not None and 0 <= member < len(job.cases) and 0 <= run < len(job.cases[member].runs):
                 env, seed = job.cases[member].runs[run]  # ...and the run it died in
                 where = {"env": dict(env), "seed": seed}
-            elif member is not None and announced_run(announced) is not None:  # (a directed run)
-                where = announced_run(announced)
+            elif member is not None and (directed := announced_run(announced)) is not None:
+                where = directed  # (a directed run: its parent's case does not hold it)
             outcome = Outcome(stage=stage, symptom=symptom, message=message,
                               stderr=self._stderr_since(offset), runs_checked=0, **where)
             return BatchResult(batch=outcome, suspect=member, seconds={symptom: time.monotonic() - started})
