@@ -10,9 +10,21 @@ Library code raises these; only the CLI turns them into a one-line message and e
     ├── UnknownName         an unknown backend, device or canary name
     ├── KnownListError      a user's known-bug list cannot be read or parsed
     ├── Unsupported         the installed torch cannot do what was asked (a canary, a config)
+    ├── OverBudget          a run handed in would hold more bytes than the device's budget
     └── WorkerDied          a worker process could not even start (a broken install, a canary
                             this torch lacks): nothing can be checked here
 """
+
+import reprlib
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` as one line of at most ``limit`` characters: an error message may quote
+    what a user's file holds (a name of a megabyte, a list nested a thousand deep)."""
+    short = reprlib.Repr()  # (keyword arguments only from Python 3.12)
+    short.maxlevel, short.maxstring, short.maxother, short.maxlong = 3, limit, limit, limit
+    text = " ".join(short.repr(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class FuzzaotiError(Exception):
@@ -45,6 +57,10 @@ class KnownListError(FuzzaotiError):
 
 class Unsupported(FuzzaotiError):
     """The installed torch lacks something the request needs."""
+
+
+class OverBudget(FuzzaotiError):
+    """A run of a program file or a stored finding is bigger than one checked run may be."""
 
 
 class WorkerDied(FuzzaotiError):

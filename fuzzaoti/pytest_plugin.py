@@ -55,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(a pass marks it fixed, a fixed one that fails is new again)")
     group.addoption("--fuzzaoti-backend", choices=CAMPAIGN_BACKENDS, default="aoti",
                     help="what compiles the cases (default aoti; fake is the test double)")
+    group.addoption("--fuzzaoti-max-bytes", type=int, default=None, metavar="N",
+                    help="skip an item whose runs would hold more bytes than this (default: half the "
+                         "device's free memory), before anything is allocated")
 
 
 def _active(config: pytest.Config) -> bool:
@@ -73,14 +76,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {text}")
     if not _active(config):
         return
+    from fuzzaoti.cli._base import EXIT_USAGE, error_line
     from fuzzaoti.corpus.store import check_corpus
     from fuzzaoti.errors import CorpusError
 
     for path in config.getoption("fuzzaoti_corpus"):
         try:
-            check_corpus(path)
-        except CorpusError as exc:
-            raise pytest.UsageError(f"--fuzzaoti-corpus: {exc}") from None
+            check_corpus(path)  # every finding's program validated: a corpus may be someone else's
+        except CorpusError as exc:  # one line and exit 2, as the CLI refuses it, before anything runs
+            pytest.exit(error_line(f"--fuzzaoti-corpus: {exc}"), returncode=EXIT_USAGE)
 
 
 def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
@@ -139,6 +143,7 @@ class SubjectItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(reason=subject.reason, raises=StillFails, strict=True))
 
     def runtest(self) -> None:
+        from fuzzaoti.errors import OverBudget
         from fuzzaoti.findings import regression
 
         s, config = self.subject, self.config
@@ -147,7 +152,11 @@ class SubjectItem(pytest.Item):
         if s.device == "cuda" and not _cuda_available():
             pytest.skip("needs a CUDA device (none here)")
         canary = self._canary()
-        done, outcome = _check(s, config.getoption("fuzzaoti_backend"), canary)
+        try:
+            done, outcome = _check(s, config.getoption("fuzzaoti_backend"), canary,
+                                   config.getoption("fuzzaoti_max_bytes"))
+        except OverBudget as exc:  # refused before anything was allocated: this machine cannot hold it
+            pytest.skip(str(exc))
         judged = regression.judge(s, outcome)
         if done is not None:
             self._note_status(judged, done)
@@ -214,15 +223,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.line(line)
 
 
-def _check(subject, backend: str, canary: str | None):
+def _check(subject, backend: str, canary: str | None, max_bytes: int | None):
     """``(replay, outcome)``: a finding replayed as ``fuzzaoti replay`` does it (its shrunk case,
     a worker of its own); a known entry's case checked the same way, with no replay to record."""
     from fuzzaoti.findings.replay import check_alone, replay_finding
 
     if subject.finding is not None:
-        done = replay_finding(subject.finding, canary, backend, subject.device)
+        done = replay_finding(subject.finding, canary, backend, subject.device, max_bytes)
         return done, done.outcome
-    return None, check_alone(subject.case, subject.device, backend, canary)
+    return None, check_alone(subject.case, subject.device, backend, canary, max_bytes, subject.name)
 
 
 def _cuda_available() -> bool:

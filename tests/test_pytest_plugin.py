@@ -101,16 +101,16 @@ def test_xdist_spreads_the_items(fake_corpus, tmp_path):
 
 
 @pytest.mark.parametrize("make", ["missing", "text", "directory"])
-def test_a_bad_corpus_is_a_usage_error_of_one_line(tmp_path, make):
+def test_a_bad_corpus_is_refused_in_one_line_with_exit_2(tmp_path, make):
     path = tmp_path / "c.db"
     if make == "text":
         path.write_text("not sqlite\n")
     elif make == "directory":
         path.mkdir()
     done = run_suite(tmp_path, "--fuzzaoti-corpus", str(path))
-    assert done.returncode == 4  # pytest's usage error
+    assert done.returncode == 2  # as the CLI refuses a bad corpus
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith(
-        "ERROR: --fuzzaoti-corpus: "), done.stderr
+        "Exit: error: --fuzzaoti-corpus: "), done.stderr
     assert "Traceback" not in done.stdout + done.stderr
 
 

@@ -21,7 +21,7 @@ from fuzzaoti.corpus import FINDING_STATUSES
 from fuzzaoti.strategies._profiles import PROFILES
 
 from fuzzaoti.cli._base import (CANARY_HELP, DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main,
-                               require_cuda)
+                               max_bytes_option, require_cuda)
 from fuzzaoti.cli.corpora import corpus as corpus_group
 from fuzzaoti.cli.coverage import coverage as coverage_command
 from fuzzaoti.cli.fuzz import fuzz as fuzz_command
@@ -105,7 +105,8 @@ def show(finding_id, corpus_path, as_json) -> None:
 @click.option("--inject", type=click.Choice(sorted(CANARIES)), default=None,
               help="Replay with this canary installed (to re-check a canary finding).")
 @click.option("--device", type=click.Choice(DEVICES), default=None, help="Replay on another device.")
-def replay(finding_id, corpus_path, inject, device) -> None:
+@max_bytes_option
+def replay(finding_id, corpus_path, inject, device, max_bytes) -> None:
     """Re-run a finding on the installed torch: exit 1 while it fails, 0 once it passes."""
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.replay import replay as do_replay
@@ -113,7 +114,7 @@ def replay(finding_id, corpus_path, inject, device) -> None:
     with Corpus.open(corpus_path) as corpus:
         if (device or corpus.finding(finding_id).device) == "cuda":
             require_cuda()
-        result = do_replay(corpus, finding_id, canary=inject, device=device)
+        result = do_replay(corpus, finding_id, canary=inject, device=device, max_bytes=max_bytes)
     click.echo(result.describe())
     if result.outcome.symptom == "invalid":
         sys.exit(EXIT_USAGE)
@@ -262,7 +263,8 @@ def recheck(finding_ids, corpus_path, backend) -> None:
               show_default=True)
 @click.option("--record", "record_path", default=None, type=click.Path(dir_okay=False),
               help="Also store each failure as a finding in this corpus (for report, replay, triage).")
-def check(files, device, inject, backend, record_path) -> None:
+@max_bytes_option
+def check(files, device, inject, backend, record_path, max_bytes) -> None:
     """Check hand-written program files (JSON: a program, or {"program", "runs"} as in
     corpus/known/) against eager, all compiled as one batch. Exits 1 if any fails."""
     from fuzzaoti.corpus.record import record_checked
@@ -271,7 +273,7 @@ def check(files, device, inject, backend, record_path) -> None:
     cases = [read_case_file(path) for path in files]
     if device == "cuda":
         require_cuda()
-    checked = check_files(cases, device, inject, backend)
+    checked = check_files(cases, device, inject, backend, max_bytes, list(files))
     for path, (case, outcome, verdict) in zip(files, checked):
         click.echo(f"{path}: {verdict}")
     if record_path is not None:

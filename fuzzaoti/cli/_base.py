@@ -23,6 +23,22 @@ known_option = click.option(
          "'known', not 'new').  [default: fuzzaoti-known.txt beside the corpus, if any]")
 
 
+max_bytes_option = click.option(
+    "--max-bytes", type=click.IntRange(min=1), default=None,
+    help="Refuse a run that would hold more bytes than this, before anything is allocated.  "
+         "[default: half the device's free memory]")
+
+#: an error line is cut here: a message may quote a file's contents
+MAX_ERROR_CHARS = 400
+
+
+def error_line(text: str) -> str:
+    """``error: `` and the first line of ``text``, at most ``MAX_ERROR_CHARS`` characters (a
+    worker's error carries its traceback on the lines below)."""
+    line = " ".join(f"error: {(text.strip().splitlines() or [''])[0]}".split())
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS - 3] + "..."
+
+
 class OneLineErrors(click.Group):
     """Print usage and input errors as one ``error: ...`` line and exit 2, never a traceback."""
 
@@ -36,10 +52,10 @@ class OneLineErrors(click.Group):
             click.echo("error: aborted", err=True)
             sys.exit(130)
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}".splitlines()[0], err=True)
+            click.echo(error_line(exc.format_message()), err=True)
             sys.exit(EXIT_USAGE)
         except FuzzaotiError as exc:
-            click.echo(f"error: {exc}".splitlines()[0], err=True)
+            click.echo(error_line(str(exc)), err=True)
             sys.exit(EXIT_USAGE)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -68,6 +69,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.corpus.store import check_corpus
     from fuzzaoti.launch.shards import parse_shard
     from fuzzaoti.progress import Display
 
@@ -82,6 +84,8 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             shard=shard, shards=shards, coverage=coverage)
         if device == "cuda":
             require_cuda()
+    if os.path.exists(corpus_path):  # its findings' programs are replayed and quarantined: validated first
+        check_corpus(corpus_path)
     display = Display()
     with Corpus.open(corpus_path, create=resume_id is None) as corpus:
         if settings is None:

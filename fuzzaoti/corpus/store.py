@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from fuzzaoti.errors import CorpusError, UnknownFinding
+from fuzzaoti.errors import CorpusError, FuzzaotiError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
 from fuzzaoti.corpus.finding import RESULTS, Finding, ReplayResult
 from fuzzaoti.corpus.migrations import new_uid, now
@@ -263,8 +263,10 @@ def _create_atomically(path: str) -> None:
 
 
 def check_corpus(path: str) -> None:
-    """Raise CorpusError unless ``path`` is a corpus this fuzzaoti can open, looking only (no
-    migration, no write): what a merge asks of every file before it writes anything."""
+    """Raise CorpusError unless ``path`` is a corpus this fuzzaoti can open and every finding in
+    it holds a valid program and runs (``Program.validate``: whitelisted ops, allowed configs),
+    looking only (no migration, no write): what a merge asks of every shard and the pytest plugin
+    of every corpus before anything is written or run. A corpus is often someone else's file."""
     if not os.path.exists(path):
         raise CorpusError(f"no corpus at {path}")
     if os.path.isdir(path):
@@ -272,11 +274,25 @@ def check_corpus(path: str) -> None:
     _check_is_corpus(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        newer = migrations.unknown(sqlite_utils.Database(conn))
+        db = sqlite_utils.Database(conn)
+        newer = migrations.unknown(db)
+        if not newer and "findings" in db.table_names():
+            for row in db["findings"].rows_where(order_by="id"):
+                _check_finding_row(path, row)
     finally:
         conn.close()
     if newer:
         raise CorpusError(f"{path} was written by a newer fuzzaoti (schema {newer[-1]}); upgrade fuzzaoti")
+
+
+def _check_finding_row(path: str, row: dict) -> None:
+    """Raise CorpusError unless the finding in ``row`` parses: its cases (as found and shrunk)
+    and its JSON columns."""
+    try:
+        finding = Finding.from_row(row)
+        finding.found_case, finding.shrunk_case  # noqa: B018 (parsed and validated on first use)
+    except (FuzzaotiError, ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise CorpusError(f"{path}: finding {row.get('id')}: {exc}") from None
 
 
 def _check_is_corpus(path: str) -> None:

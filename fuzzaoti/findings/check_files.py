@@ -4,30 +4,48 @@ and for the cases in ``corpus/known/``."""
 from __future__ import annotations
 
 import json
+import os
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.errors import InvalidArgument, InvalidProgram
 from fuzzaoti.findings.repro import file_case
 from fuzzaoti.model.case import Case
+from fuzzaoti.model.scale import refuse_unfit
+from fuzzaoti.workers.placement import device_budget
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.worker import WorkerConfig
+
+
+#: a program file is a few KiB; one past this is not one (and is not read into memory)
+MAX_FILE_BYTES = 16 << 20
 
 
 def read_case_file(path: str) -> Case:
     """The case in a program file (a Program's JSON, or ``{"program", "runs"}``); a file that
     is not one is an InvalidArgument naming it."""
     try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            raise InvalidProgram(f"larger than {MAX_FILE_BYTES} bytes")
         with open(path) as f:
-            return file_case(json.load(f))
-    except (ValueError, KeyError, TypeError, InvalidProgram) as exc:
+            data = json.load(f)
+        if not isinstance(data, dict):
+            raise InvalidProgram("not a JSON object")
+        return file_case(data)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, InvalidProgram) as exc:
         raise InvalidArgument(f"{path} is not a fuzzaoti program file: {exc}") from None
 
 
-def check_files(cases: list[Case], device: str, canary: str | None, backend: str) -> list[tuple[Case, Outcome, str]]:
+def check_files(cases: list[Case], device: str, canary: str | None, backend: str, max_bytes: int | None = None,
+                names: list[str] | None = None) -> list[tuple[Case, Outcome, str]]:
     """Each case, its outcome and a one-line verdict (``FAILS <signature>``, ``passes``,
-    ``invalid: ...``), all compiled as one batch in a fresh worker."""
-    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary))
+    ``invalid: ...``), all compiled as one batch in a fresh worker. A run over ``max_bytes``
+    (None: the device's budget) is refused first, an OverBudget naming its file (``names``)."""
+    max_bytes = max_bytes or device_budget(device)
+    for k, case in enumerate(cases):
+        refuse_unfit(case.program, [dict(env) for env, _ in case.runs], max_bytes,
+                     names[k] if names else f"case {k}")
+    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary, max_bytes=max_bytes))
     try:
         outcomes = pool.check(cases)
     finally:

@@ -19,6 +19,8 @@ from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.finding import Finding, ReplayResult
 from fuzzaoti.corpus.migrations import now
 from fuzzaoti.model.case import Case
+from fuzzaoti.model.scale import refuse_unfit
+from fuzzaoti.workers.placement import device_budget
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.worker import WorkerConfig
 
@@ -72,10 +74,14 @@ class StatusChange:
         return f"finding {self.finding_id}: {self.before} -> {self.after}: {why} on torch {self.torch_version}"
 
 
-def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | None = None) -> Outcome:
+def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | None = None,
+                max_bytes: int | None = None, what: str = "the case") -> Outcome:
     """``case`` checked in a fresh worker of its own: a crash, a hang or a device-side assert
-    (which poisons the CUDA context of its process) ends that worker, not the caller."""
-    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary))
+    (which poisons the CUDA context of its process) ends that worker, not the caller. A run over
+    ``max_bytes`` (None: the device's budget) is refused first, an OverBudget naming ``what``."""
+    max_bytes = max_bytes or device_budget(device)
+    refuse_unfit(case.program, [dict(env) for env, _ in case.runs], max_bytes, what)
+    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary, max_bytes=max_bytes))
     try:
         (outcome,) = pool.check([case])
     finally:
@@ -84,17 +90,17 @@ def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | No
 
 
 def replay_finding(finding: Finding, canary: str | None = None, backend: str = "aoti",
-                   device: str | None = None) -> Replay:
+                   device: str | None = None, max_bytes: int | None = None) -> Replay:
     """Check ``finding`` again (its shrunk case if it has one), in a fresh worker of its own."""
     device = device or finding.device
-    outcome = check_alone(finding.case, device, backend, canary)
+    outcome = check_alone(finding.case, device, backend, canary, max_bytes, f"finding {finding.id}")
     return Replay(finding, outcome, compat.torch_versions(), device, canary)
 
 
 def replay(corpus: Corpus, finding_id: int, canary: str | None = None, backend: str = "aoti",
-           device: str | None = None) -> Replay:
+           device: str | None = None, max_bytes: int | None = None) -> Replay:
     """Check finding ``finding_id`` again, in a fresh worker."""
-    return replay_finding(corpus.finding(finding_id), canary, backend, device)
+    return replay_finding(corpus.finding(finding_id), canary, backend, device, max_bytes)
 
 
 def settle(corpus: Corpus, done: Replay) -> StatusChange | None:

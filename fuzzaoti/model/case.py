@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
+from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.program import Program
+from fuzzaoti.model.scale import FEED_MAX
 
 
 class Run(NamedTuple):
@@ -39,8 +41,38 @@ class Case:
 
     @classmethod
     def from_run_dicts(cls, program: Program, runs: list[dict]) -> Case:
-        """The inverse of ``run_dicts``: runs as stored in a corpus or a program file."""
-        return cls(program, tuple(Run.of(r["env"], r["seed"]) for r in runs))
+        """The inverse of ``run_dicts``: runs as stored in a corpus or a program file, each
+        checked (``check_run``): they are someone else's data as much as the program is."""
+        if not isinstance(runs, list):
+            raise InvalidProgram(f"runs must be a JSON list, not {type(runs).__name__}")
+        return cls(program, tuple(check_run(program, r, k) for k, r in enumerate(runs)))
+
+
+#: the largest input seed a run may name (``torch.Generator.manual_seed`` takes 64 bits)
+MAX_SEED = 2**63 - 1
+
+
+def check_run(program: Program, run: object, k: int = 0) -> Run:
+    """Run ``k`` of ``program`` as stored (``{"env": {dim: size}, "seed": int}``), or an
+    InvalidProgram naming what is wrong: every root dim given an int size in its range (a dim of
+    no max up to ``FEED_MAX``, the most fuzzaoti feeds), no other names, a seed in 0..2**63-1."""
+    if not isinstance(run, Mapping) or set(run) != {"env", "seed"} or not isinstance(run["env"], Mapping):
+        raise InvalidProgram(f"run {k} must be an object {{\"env\": {{dim: size}}, \"seed\": int}}")
+    env, seed = run["env"], run["seed"]
+    if set(env) != set(program.dim):
+        raise InvalidProgram(f"run {k} sizes dims {sorted(map(str, env))}, the program has {sorted(program.dim)}")
+    for name, size in env.items():
+        d = program.dim[name]
+        top = d.max if d.max is not None else FEED_MAX
+        if not _int(size) or not d.min <= size <= top:
+            raise InvalidProgram(f"run {k} gives dim {name!r} size {size!r}, outside its range [{d.min}, {top}]")
+    if not _int(seed) or not 0 <= seed <= MAX_SEED:
+        raise InvalidProgram(f"run {k} has seed {seed!r}, not an int in [0, 2**63)")
+    return Run.of(env, seed)
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def run_seed(first: int, k: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from fuzzaoti.errors import InvalidProgram
+from fuzzaoti.errors import InvalidProgram, short_repr
 from fuzzaoti.model.dtypes import DTYPES
 
 
@@ -44,11 +44,11 @@ class OpSpec:
         given = node.attr
         if set(given) != set(self.attrs):
             raise InvalidProgram(
-                f"node {node.name!r}: {self.name} needs attrs {sorted(self.attrs)}, got {sorted(given)}"
+                f"node {node.name!r}: {self.name} needs attrs {sorted(self.attrs)}, got {short_repr(sorted(given))}"
             )
         for key, ok in self.attrs.items():
             if not ok(given[key]):
-                raise InvalidProgram(f"node {node.name!r}: bad {self.name} attr {key}={given[key]!r}")
+                raise InvalidProgram(f"node {node.name!r}: bad {self.name} attr {key}={short_repr(given[key])}")
 
     def render(self, node) -> str:
         fields = {f"a{k}": arg for k, arg in enumerate(node.args)}

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from fuzzaoti.model import sizes
+from fuzzaoti.model.configs import check_configs
 from fuzzaoti.model.dtypes import DTYPES, EPS, FLOAT_DTYPES
-from fuzzaoti.errors import InvalidProgram
+from fuzzaoti.errors import InvalidProgram, short_repr as _short
 from fuzzaoti.model.sizes import Size
 
 SCHEMA_VERSION = 1
@@ -182,16 +183,16 @@ class Program:
             )
         except InvalidProgram:
             raise
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InvalidProgram(f"malformed program JSON: {type(exc).__name__}: {exc}") from None
+        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+            raise InvalidProgram(f"malformed program JSON: {type(exc).__name__}: {_one_line(exc)}") from None
         return program.validate()
 
     @classmethod
     def from_json(cls, text: str) -> Program:
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidProgram(f"program is not valid JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # (too deep, or an int of too many digits)
+            raise InvalidProgram(f"program is not valid JSON: {_one_line(exc)}") from None
         if not isinstance(data, dict):
             raise InvalidProgram("program JSON must be an object")
         return cls.from_dict(data)
@@ -205,7 +206,7 @@ class Program:
 
         def fresh(name: str, what: str) -> None:
             if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
-                raise InvalidProgram(f"{what} name {name!r} is not a plain identifier")
+                raise InvalidProgram(f"{what} name {_short(name)} is not a plain identifier")
             if name in names:
                 raise InvalidProgram(f"name {name!r} is defined twice")
             names.add(name)
@@ -223,10 +224,10 @@ class Program:
         tensors: set[str] = set()
         for i in self.inputs:
             fresh(i.name, "input")
-            if i.dtype not in DTYPES:
-                raise InvalidProgram(f"input {i.name!r} has unknown dtype {i.dtype!r}")
-            if i.values.kind not in VALUE_KINDS:
-                raise InvalidProgram(f"input {i.name!r} has unknown value kind {i.values.kind!r}")
+            if not isinstance(i.dtype, str) or i.dtype not in DTYPES:
+                raise InvalidProgram(f"input {i.name!r} has unknown dtype {_short(i.dtype)}")
+            if not isinstance(i.values.kind, str) or i.values.kind not in VALUE_KINDS:
+                raise InvalidProgram(f"input {i.name!r} has unknown value kind {_short(i.values.kind)}")
             for s in i.shape:
                 check_size(s, f"input {i.name!r}")
             if i.values.kind in ("int", "distinct"):
@@ -237,40 +238,48 @@ class Program:
             tensors.add(i.name)
         for n in self.nodes:
             fresh(n.name, "node")
-            spec = OPS.get(n.op)
+            spec = OPS.get(n.op) if isinstance(n.op, str) else None
             if spec is None:
-                raise InvalidProgram(f"node {n.name!r} uses unknown op {n.op!r}")
-            missing = [a for a in n.args if a not in tensors]
+                raise InvalidProgram(f"node {n.name!r} uses unknown op {_short(n.op)}")
+            missing = [a for a in n.args if not isinstance(a, str) or a not in tensors]
             if missing:
-                raise InvalidProgram(f"node {n.name!r} uses undefined tensor(s) {missing}")
+                raise InvalidProgram(f"node {n.name!r} uses undefined tensor(s) {_short(missing)}")
             spec.check(n)
             tensors.add(n.name)
         if not self.outputs:
             raise InvalidProgram("program has no outputs")
         for o in self.outputs:
-            if o not in tensors:
-                raise InvalidProgram(f"output {o!r} is not a defined tensor")
-        for key, _ in self.configs:
-            if not isinstance(key, str):
-                raise InvalidProgram(f"config key {key!r} is not a string")
+            if not isinstance(o, str) or o not in tensors:
+                raise InvalidProgram(f"output {_short(o)} is not a defined tensor")
+        check_configs(self.configs)
         return self
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's text as one line of at most ``limit`` characters (it may quote the input)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """Sorted, hashable form of a JSON object whose values are JSON scalars or lists."""
     if not isinstance(mapping, Mapping):
-        raise InvalidProgram(f"expected a JSON object, got {mapping!r}")
+        raise InvalidProgram(f"expected a JSON object, got {_short(mapping)}")
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in mapping.items()))
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _validate_dim(d: DimSpec) -> None:
     """Raise InvalidProgram unless ``d`` is a dim export can take: a known kind, int bounds, its hint in range."""
-    if d.kind not in DIM_KINDS:
-        raise InvalidProgram(f"dim {d.name!r} has unknown kind {d.kind!r}; use one of {DIM_KINDS}")
-    if not all(isinstance(v, int) for v in (d.min, d.hint)) or d.min < 0:
-        raise InvalidProgram(f"dim {d.name!r} needs int min >= 0 and hint, got {d}")
-    if d.max is not None and (not isinstance(d.max, int) or d.max < d.min):
-        raise InvalidProgram(f"dim {d.name!r} has max={d.max!r} < min={d.min}")
+    if not isinstance(d.kind, str) or d.kind not in DIM_KINDS:
+        raise InvalidProgram(f"dim {d.name!r} has unknown kind {_short(d.kind)}; use one of {DIM_KINDS}")
+    if not all(_int(v) for v in (d.min, d.hint)) or d.min < 0:
+        raise InvalidProgram(f"dim {d.name!r} needs int min >= 0 and hint, got {_short(d.min)} and {_short(d.hint)}")
+    if d.max is not None and (not _int(d.max) or d.max < d.min):
+        raise InvalidProgram(f"dim {d.name!r} has max={_short(d.max)} < min={d.min}")
     if d.hint < d.min or (d.max is not None and d.hint > d.max):
         raise InvalidProgram(f"dim {d.name!r} has hint={d.hint} outside [{d.min}, {d.max}]")
 

@@ -19,7 +19,9 @@ program computes in is half precision (fp16/bf16, eps 2**-10 and 2**-7), it is f
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
+
+from fuzzaoti.errors import OverBudget
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.dtypes import FLOAT_DTYPES, ITEMSIZE
@@ -135,6 +137,20 @@ def fits(program: Program, env: Mapping[str, int], max_bytes: int | None) -> boo
     inferred once here, not once per measure."""
     infos = tensors(program, env)
     return _work(infos) <= MAX_WORK and (max_bytes is None or _checked_bytes(program, infos, max_bytes) <= max_bytes)
+
+
+def refuse_unfit(program: Program, envs: Iterable[Mapping[str, int]], max_bytes: int, where: str) -> None:
+    """Raise OverBudget, in one line, for the first run at ``envs`` that ``fits`` refuses: a run
+    handed in from outside (a program file, a corpus) is weighed before anything is allocated."""
+    for env in envs:
+        infos = tensors(program, env)
+        if _work(infos) > MAX_WORK:
+            raise OverBudget(f"{where}: the run at {dict(env)} has an op over {_work(infos)} elements, past the "
+                             f"{MAX_WORK} one checked run may work on")
+        need = _checked_bytes(program, infos, max_bytes)
+        if need > max_bytes:
+            raise OverBudget(f"{where}: the run at {dict(env)} needs {need} bytes, over the budget of {max_bytes} "
+                             "(--max-bytes to change it)")
 
 
 def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
-from fuzzaoti.errors import InvalidProgram
+from fuzzaoti.errors import InvalidProgram, short_repr
 
 Size = Union[int, str]
 
@@ -59,19 +59,19 @@ class Affine:
 def parse(size: Size) -> Affine:
     """Parse an int or an expression like ``"2*b+1"`` / ``"n-2"``; raise InvalidProgram if malformed."""
     if isinstance(size, bool) or not isinstance(size, (int, str)):
-        raise InvalidProgram(f"a size must be an int or an expression string, not {size!r}")
+        raise InvalidProgram(f"a size must be an int or an expression string, not {short_repr(size)}")
     if isinstance(size, int):
         return Affine(size, ())
     pos, const, coefs = 0, 0, {}
     while pos < len(size):
         m = _TERM.match(size, pos)
         if not m or m.end() == pos or (pos and not m.group(1)):
-            raise InvalidProgram(f"cannot parse size expression {size!r}")
+            raise InvalidProgram(f"cannot parse size expression {short_repr(size)}")
         sign = -1 if m.group(1) == "-" else 1
         mult, atom = int(m.group(2) or 1), m.group(3)
         if atom.isdigit():
             if m.group(2):
-                raise InvalidProgram(f"cannot parse size expression {size!r}")
+                raise InvalidProgram(f"cannot parse size expression {short_repr(size)}")
             const += sign * int(atom)
         else:
             coefs[atom] = coefs.get(atom, 0) + sign * mult
@@ -149,7 +149,7 @@ def divide(size: Size, k: int) -> Size:
     """``size / k``; ``k`` must divide ``content(size)``."""
     affine = parse(size)
     if k <= 0 or content(size) % k:
-        raise InvalidProgram(f"{size!r} is not divisible by {k}")
+        raise InvalidProgram(f"{short_repr(size)} is not divisible by {k}")
     return canonical(str(Affine(affine.const // k, tuple((n, c // k) for n, c in affine.coefs))))
 
 

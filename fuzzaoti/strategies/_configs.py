@@ -1,4 +1,4 @@
-"""The Inductor config sets programs are compiled with, and how often a campaign draws each."""
+"""How often a campaign draws each of the Inductor config sets (``fuzzaoti.model.configs``)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,7 @@ from typing import Any
 
 from fuzzaoti import compat
 from fuzzaoti.errors import InvalidArgument
-
-#: The Inductor config sets programs are compiled with, per device, by the name ``fuzz
-#: --configs`` takes (a campaign draws them all unless told one).
-CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
-    "cpu": {"default": {}},
-    "cuda": {
-        "default": {},
-        "max_autotune": {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},
-        "native_matmul": {"triton.native_matmul": True},
-    },
-}
-
+from fuzzaoti.model.configs import CONFIG_SETS
 
 #: Compile cost per program of a config that makes a compile dearer, relative to the defaults,
 #: in worker-seconds per program of H200 campaigns (torch 2.11, 2 workers; printed by the

@@ -23,7 +23,7 @@ from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
 from fuzzaoti.compile.assumptions import broken
 from fuzzaoti.workers import blame, directed
-from fuzzaoti.workers.placement import gpu_budget
+from fuzzaoti.workers.placement import device_budget
 from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
@@ -159,7 +159,7 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
     names are compiled (or their package loaded) but never run in eager nor judged."""
     device, backend = job.device, get_backend(job.backend)
     clock = StageClock(progress)
-    max_bytes = job.max_bytes or (gpu_budget() if device == "cuda" else None)
+    max_bytes = job.max_bytes or device_budget(device)
     members = [_Member(c, max_bytes) for c in job.cases]
     judged = [m for k, m in enumerate(members) if k not in job.exclude]
     clock("eager")

@@ -64,6 +64,23 @@ def gpu_budget(share: int = 1) -> int:
     return min(torch.cuda.mem_get_info(k)[0] for k in range(max(1, torch.cuda.device_count()))) // 2 // share
 
 
+def cpu_budget() -> int:
+    """The byte budget of one checked run on the CPU: half the memory available now (the rest is
+    the worker's own, the compiler's and everyone else's), as ``gpu_budget`` halves a GPU's."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return available // 2
+
+
+def device_budget(device: str) -> int:
+    """The byte budget of one checked run that names none (a check, a replay): the device's."""
+    return gpu_budget() if device == "cuda" else cpu_budget()
+
+
 def usable_cores() -> int:
     """The CPU cores this process may run on: a batch scheduler (Slurm, a container's cpuset)
     often grants a job a few cores of a large node, and ``os.cpu_count()`` counts the node's."""

@@ -20,7 +20,7 @@ from fuzzaoti.model.program import Program
 class Job:
     """One batch to check: its cases, compiled together as one merged program, with
     ``backend`` on ``device``; ``max_bytes`` is one checked run's budget (None: the worker
-    takes half its GPU's free memory, ``placement.gpu_budget``).
+    takes half the device's free memory, ``placement.device_budget``).
 
     ``package`` is the directory the merged program is compiled into (None: a temporary one).
     A package found there is loaded instead of compiled: the pool hands a group whose worker

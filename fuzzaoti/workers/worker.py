@@ -40,7 +40,7 @@ class WorkerConfig:
     compile_timeout: float = 900.0
     run_timeout: float = 300.0
     env: tuple[tuple[str, str], ...] = ()
-    max_bytes: int | None = None  # bytes of one checked run (fuzzaoti.model.scale); None: half the GPU's free memory
+    max_bytes: int | None = None  # one checked run's bytes; None: the device's (placement.device_budget)
     coverage: bool = False  # report the Inductor lines each compile ran (fuzzaoti.coverage.record)
 
 
