@@ -7,6 +7,7 @@ new torch release is handled by editing this one file.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, Callable, Mapping
 
@@ -69,6 +70,12 @@ def config_supported(key: str) -> bool:
 def supported_configs(configs: Mapping[str, Any]) -> dict[str, Any]:
     """The subset of ``configs`` this torch understands; unknown options are dropped, not errors."""
     return {k: v for k, v in configs.items() if config_supported(k)}
+
+
+def plain_guard(guard: str) -> str:
+    """A guard as export's error message writes it, in the spelling ``check.guards`` evaluates:
+    torch 2.15 writes ``torch.sym_min(a, b)`` where 2.11 to 2.14 wrote ``min(a, b)``."""
+    return re.sub(r"\btorch\.sym_(min|max)\(", r"\1(", guard)
 
 
 def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:

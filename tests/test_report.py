@@ -72,7 +72,8 @@ def test_replays_on_other_torches_are_kept_per_version_and_shown(tmp_path, monke
     assert f"replayed: fails on {found_on} (cpu, found), passes on 2.99.0+cu999 (cpu)" in shown
     monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
     CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
-    assert "passes on 2.99.0+cu999 (cpu)" in (tmp_path / "r" / "finding-1.md").read_text()
+    text = (tmp_path / "r" / "finding-1.md").read_text()  # a row per torch it was checked on
+    assert f"| {found_on} | cpu | fails (found) |" in text and "| 2.99.0+cu999 | cpu | passes |  |" in text
 
 
 def test_report_and_replay_on_bad_ids_are_one_line_errors(tmp_path):
@@ -90,3 +91,33 @@ def test_a_failure_that_raises_is_not_called_a_disagreement():
     assert _what_goes_wrong("compile", "exception") == "raises while compiling, checked"
     assert _what_goes_wrong("run", "crash") == "crashes when run, checked"
     assert _what_goes_wrong("compare", "mismatch") == "disagrees with eager"
+
+
+def test_a_report_renders_where_it_was_checked_and_its_known_entrys_analysis(tmp_path, monkeypatch):
+    import json
+
+    from fuzzaoti.corpus.finding import ReplayResult
+    from fuzzaoti.corpus.known_bugs import builtin_entry
+
+    entry = builtin_entry("export-derived-dim-keyerror-max")
+    db = str(tmp_path / "c.db")
+    with Corpus.open(db, create=True) as corpus:
+        cid = corpus.start_campaign("cpu", "aoti", None, 0, {}, {})
+        fid, _ = corpus.record_failure(cid, "cpu", None, entry["signature"],
+                                       {"stage": "export", "symptom": "exception", "message": "KeyError: 'max'"},
+                                       json.dumps(entry["program"]), entry["runs"], {"torch": "2.13.0+cpu"})
+        corpus.record_replay(fid, ReplayResult("2.15.0+cu132", "cpu", "fails", entry["signature"], None, "t1"))
+        corpus.record_replay(fid, ReplayResult("2.16.0", "cpu", "passes", "", None, "t2"))
+    monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
+    out = CliRunner().invoke(main, ["report", str(fid), "--corpus", db, "--dir", str(tmp_path / "r")])
+    assert out.exit_code == 0 and "analysis from known entry export-derived-dim-keyerror-max" in out.output, out.output
+    text = (tmp_path / "r" / f"finding-{fid}.md").read_text()
+    assert text.startswith(f"# {entry['title']}\n")
+    for row in (f"| 2.13.0+cpu | cpu | fails (found) | {entry['signature']} |",
+                f"| 2.15.0+cu132 | cpu | fails | {entry['signature']} |", "| 2.16.0 | cpu | passes |  |"):
+        assert row in text, row
+    for title, key in (("Where it goes wrong", "where"), ("Closest upstream relatives", "relatives"),
+                       ("Workaround", "workaround"), ("Suggested fix", "fix")):
+        assert f"### {title}\n\n{entry[key]}\n" in text, title
+    bad = CliRunner().invoke(main, ["report", str(fid), "--corpus", db, "--entry", "nope"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: no known entry 'nope'"), bad.stderr

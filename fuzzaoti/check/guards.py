@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import re
 
+from fuzzaoti import compat
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
 
@@ -50,7 +51,7 @@ def refuted_guard(message: str, program: Program, prefix: str = "") -> tuple[str
     None if export's claims stand (or cannot be evaluated). ``prefix`` is the member's name
     prefix in a merged batch program."""
     for found in _VIOLATION.finditer(message):
-        name, guard = found["dim"], found["guard"].strip()
+        name, guard = found["dim"], compat.plain_guard(found["guard"].strip())
         dim = name[len(prefix):] if name.startswith(prefix) else None
         if dim not in program.dim:
             continue

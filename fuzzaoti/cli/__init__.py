@@ -225,17 +225,24 @@ def triage(finding_id, corpus_path, inject) -> None:
 @corpus_option
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Where finding-ID.md and repro-ID.py are written.")
-def report(finding_id, corpus_path, directory) -> None:
+@click.option("--entry", default=None, metavar="NAME",
+              help="Take the code site, upstream relatives, workaround and fix from this built-in known entry "
+                   "(fuzzaoti/corpus/known/NAME.json).  [default: the entry the finding matches, if any]")
+def report(finding_id, corpus_path, directory, entry) -> None:
     """Write an upstream-ready Markdown bug report and its standalone repro script."""
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.corpus.known_bugs import builtin_entry, entry_for
     from fuzzaoti.findings.families import relatives
-    from fuzzaoti.findings.report import write_report
+    from fuzzaoti.findings.report import Analysis, write_report
 
     with Corpus.open(corpus_path) as corpus:
         finding = corpus.finding(finding_id)
         related = relatives(finding, corpus.findings())
-    report_path, repro_path = write_report(finding, directory, related)
-    click.echo(f"wrote {report_path} and {repro_path}")
+    found = (entry, builtin_entry(entry)) if entry else entry_for(finding)
+    analysis = Analysis.from_entry(*found) if found else None
+    report_path, repro_path = write_report(finding, directory, related, analysis)
+    click.echo(f"wrote {report_path} and {repro_path}" + (f" (analysis from known entry {analysis.entry})"
+                                                          if analysis else ""))
 
 
 @main.command()

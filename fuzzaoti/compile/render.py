@@ -110,13 +110,15 @@ _REPRO_TEMPLATE = '''\
 
 Exports the module below with its dynamic shapes, compiles it with AOTInductor, runs it at the
 failing runtime shapes and compares every output element with eager (float outputs against a
-float64 reference). Exits 1 while the compiled model disagrees with eager, 0 when it agrees.
+float64 reference). Exits 1 while export, the compile or the load fails, or the compiled model
+raises or disagrees with eager; 0 when it agrees.
 """
 {header}
 import json
 import os
 import sys
 import tempfile
+import traceback
 
 import torch
 from torch.export import Dim
@@ -137,13 +139,28 @@ WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype 
 RUNS = json.loads("""{runs}""")
 
 
+def first_line(exc):
+    """The error's first line, and the compiler's first error line where it quotes one."""
+    lines = str(exc).strip().splitlines() or [""]
+    said = next((line.strip() for line in lines[1:] if "error:" in line), "")
+    return f"{{type(exc).__name__}}: {{lines[0][:500]}}" + (f" ({{said[:500]}})" if said else "")
+
+
 def main():
     model = Repro()
     example = tuple(make_inputs(EXPORT_INPUTS, 0, DEVICE))
-    ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes(Dim))
-    path = os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-repro-"), "model.pt2")
-    path = torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=INDUCTOR_CONFIGS)
-    compiled = torch._inductor.aoti_load_package(path)
+    stage = "export"
+    try:
+        ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes(Dim))
+        stage = "compile"
+        path = os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-repro-"), "model.pt2")
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=INDUCTOR_CONFIGS)
+        stage = "load"
+        compiled = torch._inductor.aoti_load_package(path)
+    except Exception as exc:  # eager runs this program: a failure here is the bug
+        traceback.print_exc()
+        print(f"torch {{torch.__version__}}: {{stage}} FAILS: {{first_line(exc)}}")
+        return 1
     failed = 0
     for run in RUNS:
         inputs = make_inputs(run["specs"], run["seed"], DEVICE)
@@ -151,7 +168,12 @@ def main():
             eager = list(model(*inputs))
             reference = reference_outputs(model, inputs)
             poison_like(eager)  # no stale eager output where the compiled outputs go
-            actual = list(compiled(*inputs))
+            try:
+                actual = list(compiled(*inputs))
+            except Exception as exc:
+                print("dims", run["env"], "-> RAISES:", first_line(exc))
+                failed += 1
+                continue
         verdict = compare_outputs(actual, eager, reference, min_eps=WORKING_EPS)
         print("dims", run["env"], "->", "OK" if verdict is None else "WRONG: " + json.dumps(verdict))
         failed += verdict is not None

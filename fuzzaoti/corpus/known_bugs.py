@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass
 
 from fuzzaoti import compat
-from fuzzaoti.errors import KnownListError
+from fuzzaoti.errors import KnownListError, UnknownName
 
 DEFAULT_FILE = "fuzzaoti-known.txt"
 _BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "known")
@@ -124,6 +124,28 @@ def mark_known(corpus, bugs: KnownList, echo=print) -> int:
         elif mark_member(corpus, f.id, lambda line: echo(line.strip())):
             marked += 1
     return marked
+
+
+def entry_for(finding) -> tuple[str, dict] | None:
+    """The built-in entry a finding is an instance of, as ``(file name, entry)``: the first whose
+    signature patterns match its signature, else the family whose ``members`` rule its triage
+    meets (``family_member``); None for none, and for a canary's finding."""
+    if finding.canary:
+        return None
+    for name, data in builtin_entries():
+        patterns = data["patterns"] if "patterns" in data else [data.get("pattern", data["signature"])]
+        if any(fnmatch.fnmatchcase(finding.signature, p) for p in patterns):
+            return name, data
+    return family_member(finding)
+
+
+def builtin_entry(name: str) -> dict:
+    """The built-in entry ``name`` (its file name, with or without ``.json``); UnknownName if none."""
+    wanted = name.removesuffix(".json") + ".json"
+    for file_name, data in builtin_entries():
+        if file_name == wanted:
+            return data
+    raise UnknownName(f"no known entry {name!r}: one of {', '.join(n.removesuffix('.json') for n, _ in builtin_entries())}")
 
 
 def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tuple[str, dict] | None:
