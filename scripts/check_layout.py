@@ -15,7 +15,9 @@ import ast
 import os
 import sys
 
-MAX_MODULE = 400
+#: a module past this many lines, or a function past that many, is worth splitting by what belongs
+#: together (never moved to fit the number: a module of 420 lines that reads as one is fine)
+MAX_MODULE = 500
 MAX_FUNCTION = 60
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

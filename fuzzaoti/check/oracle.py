@@ -60,12 +60,26 @@ class WideCasts(torch.overrides.TorchFunctionMode):
         return self.dtype if isinstance(value, torch.dtype) and value.is_floating_point else value
 
 
-def reference_outputs(model, inputs, dtype=torch.float64):
+def reference_outputs(model, inputs, dtype=torch.float64, mutated=()):
     """The reference: ``model`` run on its float ``inputs`` cast to ``dtype``, every float cast
-    inside it widened to ``dtype`` too (``WideCasts``)."""
-    wide = [t.to(dtype) if t.dtype.is_floating_point else t for t in inputs]
+    inside it widened to ``dtype`` too (``WideCasts``); then the inputs at ``mutated`` as the
+    run left them (a copy of each: ``inputs`` stay as they were)."""
+    wide = [t.to(dtype) if t.dtype.is_floating_point else t.clone() if k in mutated else t
+            for k, t in enumerate(inputs)]
     with torch.no_grad(), WideCasts(dtype):
-        return list(model(*wide))
+        return called(model, wide, mutated)
+
+
+def fresh(inputs, mutated=()):
+    """``inputs`` for one call: a copy of each input at ``mutated`` (the call writes into it),
+    the others as they are. Every call of a program that writes into its inputs gets its own."""
+    return [t.clone() if k in mutated else t for k, t in enumerate(inputs)]
+
+
+def called(fn, inputs, mutated=()):
+    """``fn(*inputs)``'s outputs, then the inputs at ``mutated`` as the call left them: a program
+    that writes into its inputs is judged on what it wrote there too."""
+    return list(fn(*inputs)) + [inputs[k] for k in mutated]
 
 
 def compare_outputs(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT, min_eps=0.0):

@@ -102,6 +102,7 @@ def repro_script(
         hint_specs=json.dumps(hint_specs),
         runs=json.dumps(runs_data, indent=1),
         working_eps=program.working_eps(),
+        mutated=program.mutated_inputs(),
     )
 
 
@@ -136,6 +137,7 @@ DEVICE = {device!r}
 INDUCTOR_CONFIGS = json.loads({configs!r})
 EXPORT_INPUTS = json.loads({hint_specs!r})
 WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype computed in
+MUTATED = {mutated!r}  # the inputs it writes into, judged after each call as its outputs are
 RUNS = json.loads("""{runs}""")
 
 
@@ -164,12 +166,12 @@ def main():
     failed = 0
     for run in RUNS:
         inputs = make_inputs(run["specs"], run["seed"], DEVICE)
-        with torch.no_grad():
-            eager = list(model(*inputs))
-            reference = reference_outputs(model, inputs)
+        with torch.no_grad():  # (each call gets its own copy of an input the program writes into)
+            eager = called(model, fresh(inputs, MUTATED), MUTATED)
+            reference = reference_outputs(model, inputs, mutated=MUTATED)
             poison_like(eager)  # no stale eager output where the compiled outputs go
             try:
-                actual = list(compiled(*inputs))
+                actual = called(compiled, fresh(inputs, MUTATED), MUTATED)
             except Exception as exc:
                 print("dims", run["env"], "-> RAISES:", first_line(exc))
                 failed += 1

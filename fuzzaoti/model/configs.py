@@ -17,7 +17,17 @@ from fuzzaoti.errors import InvalidProgram, short_repr as _short
 #: The Inductor config sets programs are compiled with, per device, by the name ``fuzz
 #: --configs`` takes (a campaign draws every one the installed torch supports unless told one).
 CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
-    "cpu": {"default": {}},
+    "cpu": {
+        "default": {},
+        # the C++ loops at another vector width (AVX2's 256 bits where AVX-512 is the default),
+        # and not vectorized at all (no ISA has width 0): other tails, other reduction code
+        "simd256": {"cpp.simdlen": 256},
+        "scalar": {"cpp.simdlen": 0},
+        # one thread: no parallel split of loops and reductions across threads
+        "one_thread": {"cpp.threads": 1},
+        # the C++ GEMM template for mm and bmm, chosen against ATen by timing
+        "max_autotune_cpp": {"max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"},
+    },
     "cuda": {
         "default": {},
         "max_autotune": {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},

@@ -33,10 +33,11 @@ class OpSpec:
     """``template`` is formatted with the args as ``a0, a1, ...`` and the attrs by name."""
 
     name: str
-    family: str  # "matmul", "indexing", "pointwise", "reduction", "glue"
+    family: str  # "matmul", "indexing", "pointwise", "reduction", "glue", "mutation"
     arity: int
     template: str
     attrs: dict[str, Callable[[object], bool]]
+    mutates: bool = False  # writes into its first argument in place; its result is that tensor
 
     def check(self, node) -> None:
         if len(node.args) != self.arity:
@@ -166,6 +167,55 @@ _SPECS = [
     # a Welford reduction (Inductor's welford_reduce: its own accumulators, split and cascade
     # choices), which no sum or amax reaches; correction=0 keeps a dim of size 1 finite
     OpSpec("var", "reduction", 1, "torch.var({a0}, {dim}, correction=0)", {"dim": _nonneg}),
+]
+
+#: scatter_reduce's reductions (``prod`` only over floats: an integer product wraps)
+SCATTER_REDUCTIONS = ("sum", "prod", "amax", "amin", "mean")
+
+# The ops users export around bmm and indexing: accumulating and filling index ops, masks,
+# embeddings, sorts and scans, 2-D matmuls and attention. Each result is unique wherever eager's
+# is: duplicate indices only where the op accumulates; argmax and sort indices over rows of
+# distinct values (a permutation input).
+_SPECS += [
+    OpSpec("index_add", "indexing", 3, "torch.index_add({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
+    OpSpec("index_copy", "indexing", 3, "torch.index_copy({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
+    OpSpec("index_fill", "indexing", 2, "{a0}.index_fill({dim}, {a1}, {value})", {"dim": _nonneg, "value": _int}),
+    OpSpec("masked_fill", "indexing", 2, "{a0}.masked_fill({a1}, {value})", {"value": _int}),
+    OpSpec("where", "indexing", 3, "torch.where({a0}, {a1}, {a2})", {}),
+    OpSpec("scatter_add", "indexing", 3, "torch.scatter_add({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
+    OpSpec("scatter_reduce", "indexing", 3,
+           "torch.scatter_reduce({a0}, {dim}, {a1}, {a2}, '{reduce}', include_self={include_self})",
+           {"dim": _nonneg, "reduce": lambda v: v in SCATTER_REDUCTIONS, "include_self": lambda v: isinstance(v, bool)}),
+    OpSpec("embedding", "indexing", 2, "torch.nn.functional.embedding({a1}, {a0})", {}),
+    OpSpec("searchsorted", "indexing", 2, "torch.searchsorted(torch.sort({a0}).values, {a1})", {}),
+    OpSpec("argmax", "reduction", 1, "torch.argmax({a0}, {dim})", {"dim": _nonneg}),
+    OpSpec("argmin", "reduction", 1, "torch.argmin({a0}, {dim})", {"dim": _nonneg}),
+    OpSpec("cumsum", "reduction", 1, "torch.cumsum({a0}, {dim})", {"dim": _nonneg}),
+    OpSpec("sort_values", "reduction", 1, "torch.sort({a0}, {dim}, descending={descending}).values",
+           {"dim": _nonneg, "descending": lambda v: isinstance(v, bool)}),
+    OpSpec("sort_indices", "reduction", 1, "torch.sort({a0}, {dim}).indices", {"dim": _nonneg}),
+    OpSpec("topk_values", "reduction", 1, "torch.topk({a0}, {k}, {dim}).values",
+           {"dim": _nonneg, "k": lambda v: _int(v) and v >= 1}),
+    OpSpec("mm", "matmul", 2, "torch.mm({a0}, {a1})", {}),
+    OpSpec("addmm", "matmul", 3, "torch.addmm({a0}, {a1}, {a2})", {}),
+    OpSpec("linear", "matmul", 3, "torch.nn.functional.linear({a0}, {a1}, {a2})", {}),
+    OpSpec("sdpa", "matmul", 3, "torch.nn.functional.scaled_dot_product_attention({a0}, {a1}, {a2})", {}),
+]
+
+# In-place writes, each returning the tensor it wrote into (an input: the package must write it
+# back; an intermediate: later reads and outputs that alias it see the write). Duplicate indices
+# only where the write accumulates.
+_WINDOW = "{a0}.narrow({dim}, {start}, {a0}.size({dim}) - {start} - {trim})"
+_SPECS += [
+    OpSpec("index_put_", "mutation", 3, "{a0}.index_put_(({a1},), {a2}, accumulate=True)", {}, mutates=True),
+    OpSpec("index_add_", "mutation", 3, "{a0}.index_add_({dim}, {a1}, {a2})", {"dim": _nonneg}, mutates=True),
+    OpSpec("scatter_add_", "mutation", 3, "{a0}.scatter_add_({dim}, {a1}, {a2})", {"dim": _nonneg}, mutates=True),
+    OpSpec("masked_fill_", "mutation", 2, "{a0}.masked_fill_({a1}, {value})", {"value": _int}, mutates=True),
+    OpSpec("mul_", "mutation", 2, "{a0}.mul_({a1})", {}, mutates=True),
+    OpSpec("narrow_copy_", "mutation", 2, "(" + _WINDOW + ".copy_({a1}), {a0})[1]",
+           {"dim": _nonneg, "start": _nonneg, "trim": _nonneg}, mutates=True),
+    OpSpec("narrow_add_", "mutation", 2, "(" + _WINDOW + ".add_({a1}), {a0})[1]",
+           {"dim": _nonneg, "start": _nonneg, "trim": _nonneg}, mutates=True),
 ]
 
 OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}

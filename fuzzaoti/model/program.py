@@ -123,6 +123,22 @@ class Program:
         """The rounding unit of the least precise float dtype the program computes in."""
         return max((EPS[d] for d in self.float_dtypes()), default=0.0)
 
+    def mutated_inputs(self) -> tuple[int, ...]:
+        """Positions of the inputs the program writes into in place: the first argument of a
+        mutating op (``OpSpec.mutates``), followed back through the mutating ops it is the
+        result of. A run judges them after the call as it judges the outputs."""
+        from fuzzaoti.model.ops import OPS
+
+        root = {i.name: i.name for i in self.inputs}
+        mutated = set()
+        for n in self.nodes:
+            if OPS[n.op].mutates:
+                target = root.get(n.args[0])
+                root[n.name] = target
+                if target is not None:
+                    mutated.add(target)
+        return tuple(k for k, i in enumerate(self.inputs) if i.name in mutated)
+
     def hint_env(self) -> dict[str, int]:
         return {d.name: d.hint for d in self.dims}
 

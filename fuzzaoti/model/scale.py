@@ -118,7 +118,9 @@ def _run_bytes(program: Program, infos, reference: str | None) -> int:
         peaks = [eager, eager_out + upcast + wide(made) + extra,
                  eager_out + wide(outputs) + eager]
     chunk = 12 * 8 * min(ORACLE_CHUNK, max(t.numel for t in outputs))
-    return sum(_bytes(t.dtype, t.numel) for t in inputs) + max(peaks) + chunk
+    # an input the program writes into is copied for eager's call and for the compiled one's
+    copies = 2 * sum(_bytes(inputs[k].dtype, inputs[k].numel) for k in program.mutated_inputs())
+    return sum(_bytes(t.dtype, t.numel) for t in inputs) + copies + max(peaks) + chunk
 
 
 def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | None) -> int:

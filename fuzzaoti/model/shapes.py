@@ -104,7 +104,23 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "var": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "cast": (lambda s, a: s[0], False),
     "affine": (lambda s, a: s[0], False),
+    **{op: ((lambda s, a: s[0]), False) for op in ("index_add", "index_copy", "index_fill", "masked_fill",
+                                                    "scatter_add", "scatter_reduce", "cumsum", "sort_values",
+                                                    "sort_indices")},
+    "where": (lambda s, a: _broadcast(_broadcast(s[0], s[1]), s[2]), False),
+    "embedding": (lambda s, a: s[1] + s[0][1:], False),
+    "searchsorted": (lambda s, a: s[1], False),
+    "argmax": (lambda s, a: drop_axis(s[0], a["dim"]), False),
+    "argmin": (lambda s, a: drop_axis(s[0], a["dim"]), False),
+    "topk_values": (lambda s, a: replace_axis(s[0], a["dim"], a["k"]), False),
+    "mm": (lambda s, a: (s[0][0], s[1][1]), False),
+    "addmm": (lambda s, a: (s[1][0], s[2][1]), False),
+    "linear": (lambda s, a: s[0][:-1] + (s[1][0],), False),
+    "sdpa": (lambda s, a: s[0][:-1] + (s[2][-1],), False),
     **{op: ((lambda s, a: s[0]), False) for op in ("relu", "neg", "abs", "sigmoid", "tanh", "sin")},
+    # an in-place write is its target itself: no memory of its own (a view of its target)
+    **{op: ((lambda s, a: s[0]), True) for op in ("index_put_", "index_add_", "scatter_add_", "masked_fill_",
+                                                   "mul_", "narrow_copy_", "narrow_add_")},
     **{op: ((lambda s, a: _broadcast(s[0], s[1])), False) for op in ("add", "sub", "mul")},
 }
 
@@ -114,18 +130,29 @@ _STRIDED = {"transpose", "permute", "expand_batch", "expand_lead", "narrow", "na
             "select", "split", "chunk", "unflatten_as"}
 
 
+def is_view(op: str) -> bool:
+    """Does ``op``'s result share its first argument's memory (a view, or an in-place write)?"""
+    return _RULES[op][1]
+
+
 def _swap(shape: Shape, d0: int, d1: int) -> Shape:
     out = list(shape)
     out[d0], out[d1] = out[d1], out[d0]
     return tuple(out)
 
 
+#: ops whose result is an index (int64) whatever they read
+_INDEX_RESULT = {"argmax", "argmin", "sort_indices", "searchsorted"}
+#: ops whose result dtype is their second argument's (a bias or a mask comes first)
+_SECOND_ARG_DTYPE = {"baddbmm", "addmm", "where"}
+
+
 def _dtype(node: Node, arg_dtypes: list[str]) -> str:
     if node.op == "cast":
         return node.attr["dtype"]
-    if node.op == "sum" and arg_dtypes[0] not in FLOAT_DTYPES:
-        return "int64"
-    if node.op == "baddbmm":
+    if node.op in _INDEX_RESULT or node.op in ("sum", "cumsum") and arg_dtypes[0] not in FLOAT_DTYPES:
+        return "int64"  # (an integer sum or cumsum widens to int64, as eager does)
+    if node.op in _SECOND_ARG_DTYPE:
         return arg_dtypes[1]
     return arg_dtypes[0]
 

@@ -16,7 +16,13 @@ from fuzzaoti.strategies._builder import FLOAT_DTYPES, INDEX_DTYPES, Builder
 
 CORE_OPS = ("bmm", "matmul", "baddbmm", "heads_bmm", "index_select", "gather", "index", "narrow", "take", "select",
             "narrow_item", "narrow_to_item",
-            "scatter", "index_put", "arange_index")
+            "scatter", "index_put", "arange_index",
+            # the ops around them (``strategies._around``)
+            "index_add", "index_copy", "index_fill", "masked_fill", "where", "scatter_add", "scatter_reduce",
+            "embedding", "searchsorted", "argmax", "argmin", "sort_indices", "cumsum", "sort_values",
+            "topk_values", "mm", "addmm", "linear", "sdpa",
+            # in-place writes into an input or an intermediate (``strategies._mutation``)
+            "index_put_", "index_add_", "scatter_add_", "masked_fill_", "mul_", "narrow_copy_", "narrow_add_")
 
 
 def _matmul(b: Builder, op: str) -> str:
@@ -54,7 +60,7 @@ def heads_bmm(b: Builder, batch: sizes.Size, heads: sizes.Size, dtypes=FLOAT_DTY
     return b.add_node("unflatten_as", (out, q), (batch, heads, n, p), dtype)
 
 
-def _source(b: Builder, rank: int) -> str:
+def source(b: Builder, rank: int) -> str:
     """The tensor an indexing op reads: a fresh input, or the latest node when there is one."""
     if b.nodes and len(b.shapes[b.nodes[-1].name]) >= rank and b.draw(st.booleans()):
         return b.nodes[-1].name
@@ -63,7 +69,7 @@ def _source(b: Builder, rank: int) -> str:
 
 
 def _index_select(b: Builder) -> str:
-    x = _source(b, 2)
+    x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     length = b.size()
@@ -73,7 +79,7 @@ def _index_select(b: Builder) -> str:
 
 
 def _gather(b: Builder) -> str:
-    x = _source(b, 2)
+    x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     length = b.size()
@@ -83,7 +89,7 @@ def _gather(b: Builder) -> str:
 
 
 def _index(b: Builder) -> str:
-    x = _source(b, 2)
+    x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, min(len(shape) - 1, 2)))
     idx_shape = tuple(b.size() for _ in range(b.draw(st.integers(1, 2))))
@@ -93,7 +99,7 @@ def _index(b: Builder) -> str:
 
 
 def _narrow(b: Builder) -> str:
-    x = _source(b, 2)
+    x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     # keep two elements at the smallest size: a length that can reach 1 makes export specialise
@@ -114,7 +120,7 @@ def _take(b: Builder) -> str:
 
 
 def _select(b: Builder) -> str:
-    x = _source(b, 2)
+    x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     index = b.draw(st.sampled_from((0, -1, b.min_of(shape[dim]) - 1)))
@@ -123,7 +129,7 @@ def _select(b: Builder) -> str:
 
 def _narrow_item(b: Builder) -> str:
     """A fixed-length window whose start is read from data (``.item()``): an unbacked offset."""
-    x = _source(b, 1)
+    x = source(b, 1)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     length = b.draw(st.integers(1, max(1, b.min_of(shape[dim]))))
@@ -135,7 +141,7 @@ def _narrow_item(b: Builder) -> str:
 def _narrow_to_item(b: Builder) -> str:
     """A prefix whose length is read from data, summed over: the reduction runs over an unbacked
     size (u0) and the result's shape is static again."""
-    x = _source(b, 2)
+    x = source(b, 2)
     shape, dtype = b.shapes[x], b.dtypes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     length = b.add_input("int64", (), Values("int", 1, sizes.add(shape[dim], 1)))
@@ -170,7 +176,7 @@ ARANGE_MULTS = (2**31 + 1, 2**31 + 7, 2**31 + 12345, 2**30 + 3, 1_000_000_007)
 
 
 def _arange_index(b: Builder) -> str:
-    x = _source(b, 1)
+    x = source(b, 1)
     mult = b.draw(st.sampled_from(ARANGE_MULTS))
     offset = b.draw(st.integers(0, 5))
     return b.add_node("arange_index", (x,), b.shapes[x], b.dtypes[x], mult=mult, offset=offset)

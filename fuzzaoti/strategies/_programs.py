@@ -18,13 +18,15 @@ from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.program import Program
 from fuzzaoti.strategies._builder import Builder
 from fuzzaoti.strategies._configs import config_sets
+from fuzzaoti.strategies._around import AROUND
 from fuzzaoti.strategies._core import CORE, CORE_OPS
+from fuzzaoti.strategies._mutation import MUTATION
 from fuzzaoti.strategies._glue import epilogue, glue, large_epilogue
 from fuzzaoti.strategies._large import LARGE_CORE
 from fuzzaoti.strategies._profiles import Profile, get_profile
 
 LARGE_OPS = tuple(LARGE_CORE)
-_CORE = {**CORE, **LARGE_CORE}
+_CORE = {**CORE, **AROUND, **MUTATION, **LARGE_CORE}
 
 
 @st.composite

@@ -21,6 +21,12 @@ MIN_LARGE_RUNS = 16
 MIN_RUNS_NO_BIG_DIM = 8
 #: of a big program's drawn runs, all but one in this many are past a crossing (``past_crossing``)
 PAST_SHARE = 4
+#: a small program is checked at least this often, at the sizes where generated code changes
+#: behaviour (``telling_shapes``): a run costs milliseconds, its compile seconds
+MIN_SMALL_RUNS = 8
+#: sizes around the vector widths of the CPU's loops (8 and 16 lanes of 32 bits, 32 and 64 of
+#: 8 bits: a loop's tail is the size modulo the width) and Triton's block sizes
+TAIL_SIZES = tuple(sorted({p + d for p in (8, 16, 32, 64, 128) for d in (-1, 0, 1)}))
 
 
 def _boundaries(lo: int, hi: int) -> list[int]:
@@ -147,12 +153,42 @@ def past_crossing(draw, program: Program, cap: int, max_bytes: int | None) -> di
     return growth.at(draw(st.one_of(st.sampled_from(ends), st.integers(lo, hi))))
 
 
+def telling_shapes(program: Program, cap: int, max_bytes: int) -> list[dict[str, int]]:
+    """Runtime shapes where generated code changes behaviour, each dim moved alone from the
+    export hint (the others stay at theirs): its min and max, the hint plus and minus one (a
+    decision made at the hint), and the sizes around the CPU vector widths and Triton block sizes
+    (``TAIL_SIZES``) in its range (a dim of no max up to ``max(cap, 129)``); each kept within
+    ``max_bytes``, none twice, the hint's own shape first."""
+    hint = program.hint_env()
+    planned = [hint]
+    for d in program.dims:
+        hi = d.max if d.max is not None else max(cap, TAIL_SIZES[-1], d.min)
+        for v in (d.min, hi, d.hint - 1, d.hint + 1, *TAIL_SIZES):
+            if d.min <= v <= hi:
+                planned.append(_fit(program, {**hint, d.name: v}, max_bytes))
+    return [dict(e) for e in dict.fromkeys(tuple(sorted(e.items())) for e in planned)]
+
+
+@st.composite
+def _small_runs(draw, program: Program, shapes, runs: int, cap: int, max_bytes: int) -> list[dict[str, int]]:
+    """A small program's runs: at least ``MIN_SMALL_RUNS`` (or ``runs``), from its telling shapes
+    (the hint's first, the rest a drawn selection of them), then drawn ones where there are
+    fewer telling shapes than that."""
+    telling = telling_shapes(program, cap, max_bytes)
+    wanted = max(MIN_SMALL_RUNS, runs)
+    chosen = [telling[0]] + draw(st.lists(st.sampled_from(telling[1:]), unique_by=lambda e: tuple(sorted(e.items())),
+                                          min_size=min(wanted, len(telling)) - 1, max_size=wanted - 1)) \
+        if len(telling) > 1 else telling
+    extra = max(0, min(wanted - len(chosen), _distinct_shapes(program) - len(chosen)))
+    return chosen + draw(_distinct(shapes, chosen, extra))
+
+
 @st.composite
 def _cases(draw, programs_strategy, runs: int, cap: int, max_bytes: int, large: bool) -> Case:
     program = draw(programs_strategy)
     shapes = runtime_shapes(program, cap, max_bytes, large)
     envs = draw(_large_runs(program, shapes, runs, cap, max_bytes) if large
-                else st.lists(shapes, min_size=1, max_size=runs))
+                else _small_runs(program, shapes, runs, cap, max_bytes))
     first = draw(st.integers(0, 2**31 - 1))  # one choice for all the input seeds: a large case's 16
     # seeds of their own cost a third of its share of Hypothesis's choice buffer (Profile.draw_batch)
     return Case(program, tuple(Run.of(e, run_seed(first, k)) for k, e in enumerate(envs)))
@@ -193,8 +229,10 @@ def _distinct_shapes(program: Program) -> int:
 
 def cases(programs_strategy, runs: int = 4, profile: str = "small",
           max_bytes: int | None = None) -> st.SearchStrategy[Case]:
-    """A program from ``programs_strategy`` with 1 to ``runs`` runtime shapes and input seeds;
-    each checked run stays within the profile's byte budget (or ``max_bytes``). In the large
+    """A program from ``programs_strategy`` with its runtime shapes and input seeds; each checked
+    run stays within the profile's byte budget (or ``max_bytes``). In the small profile a program
+    gets at least ``MIN_SMALL_RUNS`` (or ``runs``) runs, from the shapes where code changes
+    behaviour (``telling_shapes``: min, max, hint and hint +- 1, vector-tail sizes). In the large
     profile a program gets its min shape, every crossing it reaches (``crossing_shapes``), the
     largest shape that fits, and drawn ones, three in four of those past a crossing
     (``past_crossing``): at least ``MIN_LARGE_RUNS`` runs in all (``MIN_RUNS_NO_BIG_DIM``

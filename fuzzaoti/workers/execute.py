@@ -28,7 +28,7 @@ from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
-from fuzzaoti.check.oracle import compare_outputs, poison_like, reference_outputs
+from fuzzaoti.check.oracle import called, compare_outputs, fresh, poison_like, reference_outputs
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
@@ -75,14 +75,16 @@ class _Member:
         env, seed = self.runs[r]
         inputs = make_inputs(input_specs(self.program, env), seed, device)
         ref_dtype = reference_dtype(self.program, env, self.max_bytes)
+        mutated = self.program.mutated_inputs()
         with torch.no_grad():
             began = time.monotonic()
-            eager = list(self.model(*inputs))
+            eager = called(self.model, fresh(inputs, mutated), mutated)
             if r < len(self.expected) and self.expected[r] == LATER:  # a big run: timed for ``slowest``
                 if device == "cuda":  # (a kept run is not: no synchronize in the eager pass)
                     torch.cuda.synchronize()
                 self.eager_s = time.monotonic() - began
-            reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype))
+            reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype),
+                                                                          mutated)
         return inputs, eager, reference
 
     def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
@@ -343,23 +345,27 @@ class _Runner:
                 where = {"env": self.members[0].runs[r][0], "seed": self.members[0].runs[r][1]}
             return blame.failure("run", exc, **where)
         announce("compare")
-        for k, outs in enumerate(batch.split_outputs(outputs, self.programs)):
+        for k, outs in enumerate(outputs):
             if k in judged:
                 self._judge(self.members[k], r, outs, judged[k])
         return None
 
-    def _run(self, judged: dict[int, tuple]) -> list:
-        """One call of the compiled batch: the ``judged`` members' inputs, the others' examples."""
+    def _run(self, judged: dict[int, tuple]) -> list[list]:
+        """One call of the compiled batch (the ``judged`` members' inputs, the others' examples):
+        each member's outputs, then the inputs it wrote into (``Program.mutated_inputs``)."""
         import torch
 
-        feed = []
-        for k in range(len(self.members)):
-            feed.extend(judged[k][0] if k in judged else self.examples[k])
+        feed, fed = [], []
+        for k, m in enumerate(self.members):  # a member that writes into its inputs gets copies
+            fed.append(fresh(judged[k][0] if k in judged else self.examples[k], m.program.mutated_inputs()))
+            feed.extend(fed[-1])
         with torch.no_grad():
             outputs = self.prepared.run(*feed)
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return outputs
+        members = batch.split_outputs(outputs, self.programs)  # each member's, then the inputs it wrote
+        return [outs + [fed[k][i] for i in m.program.mutated_inputs()] for k, (m, outs) in
+                enumerate(zip(self.members, members))]
 
     def probe(self, r: int, judged: dict[int, tuple]) -> set[int]:
         """The members whose run ``r`` raises when fed alone, after the whole group's raised.

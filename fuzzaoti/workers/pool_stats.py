@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from fuzzaoti.model.configs import CONFIG_SETS
+
 
 @dataclass
 class PoolStats:
@@ -74,7 +76,10 @@ class PoolStats:
 
 
 def configs_label(configs: tuple | Mapping[str, object]) -> str:
-    """A short name for compile configs in statistics: ``default`` or the sorted keys; of a
-    program's frozen ``configs`` pairs or of a config set as strategies draw it (a dict)."""
-    keys = configs.keys() if isinstance(configs, Mapping) else (key for key, _ in configs)
-    return "+".join(sorted(keys)) or "default"
+    """A short name for compile configs in statistics: the name of the config set they are
+    (``model.configs.CONFIG_SETS``: ``default``, ``simd256``...), else their sorted keys; of a
+    program's frozen ``configs`` pairs or of a config set as strategies draw it (a dict). Two
+    sets of the same keys (``cpp.simdlen`` 256 and 0) are two labels, each its own batch size."""
+    given = dict(configs.items() if isinstance(configs, Mapping) else configs)
+    named = next((name for sets in CONFIG_SETS.values() for name, c in sets.items() if c == given), None)
+    return named or "+".join(sorted(given)) or "default"

@@ -5,7 +5,8 @@ mode is ``wrong`` (one output element off by one), ``raise`` (an exception at ru
 ``raise-large`` (an exception at run when an input of an ``<op>`` node has a size of
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
-access past 2**31), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
+access past 2**31), ``lost-write`` (the inputs it writes into are left as they were: a package
+that never writes a mutation back), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
 ``hang`` (the run never returns). ``FUZZAOTI_FAKE_ASSUME=<guard>`` makes each compile
 "assume" that guard of its first dim, ``{d}`` (``{d} <= 8``), as Inductor assumes sizes AOTI
 never checks (``compile.assumptions``): the runs directed at it, in a worker process. Never the
@@ -41,6 +42,8 @@ class FakeBackend:
         feeding = [i.name in _inputs_of(program, op) for i in program.inputs]
 
         def run(*inputs):
+            if mode == "lost-write" and any(tainted):  # computed on copies: the inputs stay unwritten
+                return list(model(*[t.clone() for t in inputs]))
             outputs = list(model(*inputs))
             if not any(tainted):
                 return outputs
