@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fuzzaoti.cli import main
@@ -117,8 +117,18 @@ def _assert_harmless(program: Program) -> None:
             assert node.value in names or any(node.value in s for s in HELPERS.values()), node.value
 
 
+#: a JSON object where an attr's string belongs (unhashable: ``{} in {"a"}`` raises TypeError)
+_UNHASHABLE_ATTR = json.dumps({"version": 1, "dims": [{"name": "d0", "min": 2, "max": 9, "hint": 4, "kind": "range"}],
+                               "inputs": [{"name": "x0", "dtype": "float32", "shape": ["d0", 3]},
+                                          {"name": "x1", "dtype": "int64", "shape": [2],
+                                           "values": {"kind": "int", "low": 0, "high": 3}}],
+                               "nodes": [{"name": "t0", "op": "index", "args": ["x0", "x1"], "attrs": {"prefix": {}}}],
+                               "outputs": ["t0"], "configs": {}})
+
+
 @settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(mutated())
+@example(_UNHASHABLE_ATTR)
 def test_a_mutated_program_file_is_refused_in_one_line_or_is_harmless(text):
     try:
         case = _load(text)

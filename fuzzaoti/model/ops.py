@@ -48,13 +48,22 @@ class OpSpec:
                 f"node {node.name!r}: {self.name} needs attrs {sorted(self.attrs)}, got {short_repr(sorted(given))}"
             )
         for key, ok in self.attrs.items():
-            if not ok(given[key]):
+            if not _holds(ok, given[key]):
                 raise InvalidProgram(f"node {node.name!r}: bad {self.name} attr {key}={short_repr(given[key])}")
 
     def render(self, node) -> str:
         fields = {f"a{k}": arg for k, arg in enumerate(node.args)}
         fields.update(node.attr)
         return self.template.format(**fields)
+
+
+def _holds(check: Callable[[object], bool], value: object) -> bool:
+    """``check(value)``, False where the value is not even of a type it can look at (a JSON
+    object where a string belongs is unhashable: ``{...} in {"a", "b"}`` raises)."""
+    try:
+        return bool(check(value))
+    except TypeError:
+        return False
 
 
 def _int(v: object) -> bool:
