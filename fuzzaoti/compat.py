@@ -101,6 +101,14 @@ def exported_ranges(ep: Any) -> dict[tuple[int, int], tuple[int, int | None]]:
     return ranges
 
 
+def exported_sizes(ep: Any) -> dict[tuple[int, int], str]:
+    """``{(input index, axis): expression}`` for every symbolic input axis, as torch.export wrote
+    it (``"s3"``, ``"s0 + 1"``): axes of one symbol must be fed one size. Export may refine a
+    declared dim into another's (a ``Dim.DYNAMIC`` axis made equal to a named one when an op
+    needs them equal), which no range says: a run that breaks it is outside the program."""
+    return {(index, axis): str(size.node.expr) for index, axis, size in _input_sizes(ep) if hasattr(size, "node")}
+
+
 def _user_input_names(ep: Any) -> set[str]:
     return set(ep.graph_signature.user_inputs)
 

@@ -92,6 +92,19 @@ def test_a_welford_var_compiles_and_matches_eager_over_a_dim_of_size_1_too():
     assert result.exit_code == 0 and "passes" in result.output, result.output
 
 
+def test_a_run_that_breaks_an_equality_export_decided_is_skipped_not_a_finding():
+    """A torch 2.15 campaign reported this sdpa as failing at run ('Q/K/V should have the same
+    head size'): its value head size d3 (a named Dim) and query head size d1 (Dim.DYNAMIC) were
+    equal at export, the CPU flash kernel needs them equal, and export gave both axes one symbol;
+    no range says so. The exported program itself refuses d3 != d1 ('Guard failed'), so that run
+    is outside the program, skipped; the run that keeps them equal is checked and passes."""
+    from fuzzaoti.findings.check_files import check_files, read_case_file
+
+    case = read_case_file(os.path.join(os.path.dirname(__file__), "data", "sdpa-value-head-size-made-equal-by-export.json"))
+    ((_, outcome, verdict),) = check_files([case], "cpu", None, "aoti")
+    assert (outcome.symptom, outcome.runs_checked, outcome.runs_skipped) == ("pass", 1, 1), verdict
+
+
 @pytest.mark.gpu
 def test_cuda_canary_campaign(tmp_path):
     db = str(tmp_path / "c.db")
@@ -202,4 +215,5 @@ def test_a_package_compiled_in_a_workdir_is_loaded_again_without_a_compile(bmm_i
     (first, compiled), (again, reloaded) = prepared
     assert compiled == ["export", "compile", "load"] and reloaded == ["load"]
     assert again.ranges == first.ranges and again.ranges[(0, 0)] == (1, 64)
+    assert again.sizes == first.sizes and first.sizes[(0, 0)] == first.sizes[(1, 0)]  # x0 and x1 share b
     assert all(torch.equal(a, b) for a, b in zip(first.run(*inputs), again.run(*inputs)))

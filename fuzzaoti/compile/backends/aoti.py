@@ -26,18 +26,18 @@ class AotiBackend:
         package from an earlier check (one whose ranges were saved: it compiled and loaded).
         The sizes Inductor assumed while compiling (``compile.assumptions``) come with it."""
         path = os.path.join(workdir, f"{program.id}.pt2")
-        ranges = saved_ranges(path + ".ranges.json")
-        if ranges is None:
+        saved = saved_ranges(path + ".ranges.json")
+        if saved is None:
             ep = stage("export", progress, lambda: self.export(namespace, example))
             configs = inductor_options(program)
             with record.tracing():  # (recording only in a worker started to: WorkerConfig.coverage)
                 path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
         loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
-        if ranges is None:
-            ranges = compat.exported_ranges(ep)
+        if saved is None:
+            ranges, sizes = compat.exported_ranges(ep), compat.exported_sizes(ep)
             assumptions.save(path + ".assumptions.json", assumed)
-            save_ranges(path + ".ranges.json", ranges)
+            save_ranges(path + ".ranges.json", ranges, sizes)
         else:
-            assumed = assumptions.load(path + ".assumptions.json")
-        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed)
+            (ranges, sizes), assumed = saved, assumptions.load(path + ".assumptions.json")
+        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed, sizes=sizes)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
 from fuzzaoti import compat
+from fuzzaoti.check import guards
 from fuzzaoti.model.program import Program
 
 Progress = Callable[[str], None]
@@ -43,41 +44,59 @@ class StageFailure(Exception):
         self.error = error
 
 
+Ranges = Mapping[tuple[int, int], tuple[int, int | None]]
+Sizes = Mapping[tuple[int, int], str]
+
+
 @dataclass
 class Prepared:
     """A compiled program: call it with input tensors; ``accepts`` says which runtime sizes it
-    may legally be fed (inside the ranges export decided), so no undefined input is ever run."""
+    may legally be fed (inside the ranges export decided, and one size for the axes export gave
+    one symbol: ``sizes``), so no undefined input is ever run."""
 
     run: Callable[..., Any]
-    ranges: Mapping[tuple[int, int], tuple[int, int | None]]
+    ranges: Ranges
     assumptions: tuple = ()  # ``compile.assumptions.Assumption``s: size guards the package never checks
+    sizes: Sizes = field(default_factory=dict)  # each symbolic axis's expression (``compat.exported_sizes``)
 
     def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0) -> bool:
-        """True if inputs of these shapes, fed from input ``offset`` on, are in range."""
+        """True if inputs of these shapes, fed from input ``offset`` on, are in range and give
+        every symbol one value (an axis of ``s3 + 1`` one more than an axis of ``s3``)."""
+        def fed(index: int) -> bool:
+            return offset <= index < offset + len(shapes)
+
         for (index, axis), (lo, hi) in self.ranges.items():
-            if not offset <= index < offset + len(shapes):
-                continue
-            size = shapes[index - offset][axis]
-            if size < lo or (hi is not None and size > hi):
+            size = shapes[index - offset][axis] if fed(index) else None
+            if size is not None and (size < lo or (hi is not None and size > hi)):
                 return False
-        return True
+        values: dict[str, int] = {}
+        mine = [(shapes[index - offset][axis], expr) for (index, axis), expr in self.sizes.items() if fed(index)]
+        for size, expr in mine:
+            if expr.isidentifier() and values.setdefault(expr, size) != size:
+                return False
+        return all(expr.isidentifier() or guards.evaluate(f"({expr}) == {size}", values) is not False
+                   for size, expr in mine)
 
 
-def save_ranges(path: str, ranges: Mapping[tuple[int, int], tuple[int, int | None]]) -> None:
-    """Write a package's input ranges beside it, last (by a rename): a package whose ranges are
-    there compiled and loaded, and can be loaded again without exporting (``saved_ranges``)."""
+def save_ranges(path: str, ranges: Ranges, sizes: Sizes) -> None:
+    """Write a package's input ranges and size expressions beside it, last (by a rename): a
+    package whose ranges are there compiled and loaded, and can be loaded again without
+    exporting (``saved_ranges``)."""
     with open(path + ".tmp", "w") as f:
-        json.dump([[index, axis, lo, hi] for (index, axis), (lo, hi) in ranges.items()], f)
+        json.dump({"ranges": [[index, axis, lo, hi] for (index, axis), (lo, hi) in ranges.items()],
+                   "sizes": [[index, axis, expr] for (index, axis), expr in sizes.items()]}, f)
     os.replace(path + ".tmp", path)
 
 
-def saved_ranges(path: str) -> dict[tuple[int, int], tuple[int, int | None]] | None:
-    """The ranges ``save_ranges`` wrote, or None if there are none."""
+def saved_ranges(path: str) -> tuple[Ranges, Sizes] | None:
+    """The ranges and size expressions ``save_ranges`` wrote, or None if there are none."""
     try:
         with open(path) as f:
-            return {(index, axis): (lo, hi) for index, axis, lo, hi in json.load(f)}
+            saved = json.load(f)
     except FileNotFoundError:
         return None
+    return ({(index, axis): (lo, hi) for index, axis, lo, hi in saved["ranges"]},
+            {(index, axis): expr for index, axis, expr in saved["sizes"]})
 
 
 class Backend(Protocol):
