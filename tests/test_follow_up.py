@@ -31,7 +31,7 @@ def test_a_wrong_result_is_shrunk_after_the_last_batch_not_between_batches(tmp_p
 
 
 def test_a_failed_run_is_shrunk_at_once_so_its_trigger_quarantines(tmp_path, fake_fault):
-    fake_fault("gather:raise")  # fails the whole compiled batch: each hit again costs a bisection
+    fake_fault("*:raise")  # fails the whole compiled batch: each hit again costs a bisection
     lines, _, findings = _run(tmp_path, shrink_minutes=0.5, triage=False)
     shrunk = [batches for batches, line in lines if " shrunk: " in line]
     assert shrunk and shrunk[0] < 3, lines

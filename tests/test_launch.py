@@ -40,7 +40,7 @@ def test_the_shards_of_a_campaign_never_check_the_same_program(tmp_path, monkeyp
 
 
 def test_a_two_task_launch_runs_both_and_merges_them(tmp_path, fake_fault):
-    fake_fault("gather:wrong")  # a fault every shard hits: one finding, the sum of the shards' hits
+    fake_fault("*:wrong")  # a fault every shard hits: each finding, the sum of the shards' hits
     out = tmp_path / "launch"
     done = CliRunner().invoke(main, ["launch", "--tasks", "2", "--minutes", "5", "--corpus-dir", str(out), "--",
                                      "--backend", "fake", "--max-batches", "3", "--shrink-minutes", "0"],

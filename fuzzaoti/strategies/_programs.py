@@ -10,6 +10,7 @@ a bad input. Hypothesis shrinks towards the first choice everywhere: one bounded
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -29,11 +30,22 @@ LARGE_OPS = tuple(LARGE_CORE)
 _CORE = {**CORE, **AROUND, **MUTATION, **LARGE_CORE}
 
 
+#: Hypothesis draws the first elements of a list far more often than the last (in 1000
+#: programs of one sampled_from over 41 ops, bmm 83 times and addmm 8), and its wide integers
+#: cluster on boundaries and powers of two (picked modulo 41: 3 to 100 times). A core op is
+#: picked by a pseudo-random generator seeded with a drawn integer: evenly spread, replayed
+#: from the same choices, and the seed 0 a shrink ends at is the first op, bmm
+def _core_op(draw, ops: tuple[str, ...]) -> str:
+    """One of ``ops``, each about as often as any other."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return ops[0] if seed == 0 else random.Random(seed).choice(ops)  # (Random of an int: not salted per process)
+
+
 @st.composite
 def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
               configs: tuple[dict[str, Any], ...]) -> Program:
     b = Builder(draw, profile)
-    t = _CORE[draw(st.sampled_from(ops))](b)
+    t = _CORE[_core_op(draw, ops)](b)
     if profile.big_sizes:  # one big family a program, and at most a unary op fused onto it: every
         # extra big tensor halves the sizes a run can reach within --max-bytes
         if max_epilogue and draw(st.booleans()):
@@ -43,7 +55,7 @@ def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
     if draw(st.booleans()):  # chain a second core op onto the first one's result, maybe reshaped
         if draw(st.booleans()):
             glue(b, t)  # the second core op reads the latest node
-        t = _CORE[draw(st.sampled_from(ops))](b)
+        t = _CORE[_core_op(draw, ops)](b)
         outputs = [t]
     for _ in range(draw(st.integers(0, max_epilogue))):
         t = epilogue(b, t)
