@@ -103,6 +103,7 @@ def test_a_run_that_breaks_an_equality_export_decided_is_skipped_not_a_finding()
     case = read_case_file(os.path.join(os.path.dirname(__file__), "data", "sdpa-value-head-size-made-equal-by-export.json"))
     ((_, outcome, verdict),) = check_files([case], "cpu", None, "aoti")
     assert (outcome.symptom, outcome.runs_checked, outcome.runs_skipped) == ("pass", 1, 1), verdict
+    assert verdict == "passes (1 run(s) skipped: outside the sizes export decided)"
 
 
 @pytest.mark.gpu
