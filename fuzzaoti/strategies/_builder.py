@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from fuzzaoti.model import sizes
 from fuzzaoti.model.concrete import tensor_bytes
+from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 from fuzzaoti.strategies._profiles import Profile
 
@@ -106,6 +107,16 @@ class Builder:
         (name, coef), = affine.coefs
         plain = coef == 1 and affine.const == 0
         return plain or (self.dims_by_name()[name].kind == "range" and name in self.used_dims)
+
+    def feedable(self, name: str) -> bool:
+        """Can an input be drawn with ``name``'s shape, or a part of it? Each axis exportable
+        (``exportable``): a node's axis may be a product of dims (an attention-style bmm), an
+        unbacked size, or a size derived from a ``Dim.AUTO`` (a narrow of it), which no input
+        can declare."""
+        try:
+            return all(self.exportable(s) for s in self.shapes[name])
+        except (InvalidProgram, KeyError):
+            return False
 
     def dims_by_name(self) -> dict[str, DimSpec]:
         return {d.name: d for d in self.dims}

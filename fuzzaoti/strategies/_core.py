@@ -62,8 +62,9 @@ def heads_bmm(b: Builder, batch: sizes.Size, heads: sizes.Size, dtypes=FLOAT_DTY
 
 def source(b: Builder, rank: int) -> str:
     """The tensor an indexing op reads: a fresh input, or the latest node when there is one."""
-    if b.nodes and len(b.shapes[b.nodes[-1].name]) >= rank and b.draw(st.booleans()):
-        return b.nodes[-1].name
+    last = b.nodes[-1].name if b.nodes else None  # (its shape must be one inputs can be drawn to match)
+    if last is not None and len(b.shapes[last]) >= rank and b.feedable(last) and b.draw(st.booleans()):
+        return last
     dtype = b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES))
     return b.add_input(dtype, tuple(b.size() for _ in range(rank)))
 

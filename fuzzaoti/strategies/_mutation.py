@@ -23,7 +23,7 @@ def _target(b: Builder, rank: int) -> str:
     """What the op writes into: the latest node where it owns its memory, else a new input."""
     if b.nodes and b.draw(st.booleans()):
         last = b.nodes[-1]
-        if len(b.shapes[last.name]) >= rank and not is_view(last.op) and last.op != "cast":
+        if len(b.shapes[last.name]) >= rank and not is_view(last.op) and last.op != "cast" and b.feedable(last.name):
             return last.name
     dtype = b.draw(st.sampled_from(FLOAT_DTYPES + INDEX_DTYPES))
     return b.add_input(dtype, tuple(b.size() for _ in range(rank)))
