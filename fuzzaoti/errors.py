@@ -18,13 +18,18 @@ Library code raises these; only the CLI turns them into a one-line message and e
 import reprlib
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` with its white space folded into one line of at most ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def short_repr(value: object, limit: int = 80) -> str:
     """``repr(value)`` as one line of at most ``limit`` characters: an error message may quote
     what a user's file holds (a name of a megabyte, a list nested a thousand deep)."""
     short = reprlib.Repr()  # (keyword arguments only from Python 3.12)
     short.maxlevel, short.maxstring, short.maxother, short.maxlong = 3, limit, limit, limit
-    text = " ".join(short.repr(value).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return one_line(short.repr(value), limit)
 
 
 class FuzzaotiError(Exception):

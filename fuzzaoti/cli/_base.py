@@ -8,7 +8,7 @@ import sys
 import click
 
 from fuzzaoti.compile.canaries import CANARIES
-from fuzzaoti.errors import FuzzaotiError
+from fuzzaoti.errors import FuzzaotiError, one_line
 
 DEFAULT_CORPUS = "fuzzaoti.db"
 EXIT_USAGE = 2
@@ -35,8 +35,7 @@ MAX_ERROR_CHARS = 400
 def error_line(text: str) -> str:
     """``error: `` and the first line of ``text``, at most ``MAX_ERROR_CHARS`` characters (a
     worker's error carries its traceback on the lines below)."""
-    line = " ".join(f"error: {(text.strip().splitlines() or [''])[0]}".split())
-    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS - 3] + "..."
+    return one_line(f"error: {(text.strip().splitlines() or [''])[0]}", MAX_ERROR_CHARS)
 
 
 class OneLineErrors(click.Group):

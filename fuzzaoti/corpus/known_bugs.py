@@ -86,8 +86,13 @@ def builtin_bugs() -> list[KnownBug]:
     bug whose signature other root causes share (a wrong value past 2**31 in any family) marks
     nothing; it is kept, and replayed, as data."""
     return [KnownBug(pattern, data.get("upstream") or data["title"], name)
-            for name, data in builtin_entries()
-            for pattern in (data["patterns"] if "patterns" in data else [data.get("pattern", data["signature"])])]
+            for name, data in builtin_entries() for pattern in _patterns(data)]
+
+
+def _patterns(entry: dict) -> list[str]:
+    """The signature globs a built-in entry matches: its ``patterns``, else its ``pattern``, else
+    its ``signature``."""
+    return entry["patterns"] if "patterns" in entry else [entry.get("pattern", entry["signature"])]
 
 
 def read_user_file(path: str) -> list[KnownBug]:
@@ -133,8 +138,7 @@ def entry_for(finding) -> tuple[str, dict] | None:
     if finding.canary:
         return None
     for name, data in builtin_entries():
-        patterns = data["patterns"] if "patterns" in data else [data.get("pattern", data["signature"])]
-        if any(fnmatch.fnmatchcase(finding.signature, p) for p in patterns):
+        if any(fnmatch.fnmatchcase(finding.signature, p) for p in _patterns(data)):
             return name, data
     return family_member(finding)
 

@@ -10,11 +10,8 @@ from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.errors import InvalidArgument, InvalidProgram
 from fuzzaoti.findings.repro import file_case
+from fuzzaoti.findings.replay import weighed_pool
 from fuzzaoti.model.case import Case
-from fuzzaoti.model.scale import refuse_unfit
-from fuzzaoti.workers.placement import device_budget
-from fuzzaoti.workers.pool import WorkerPool
-from fuzzaoti.workers.worker import WorkerConfig
 
 
 #: a program file is a few KiB; one past this is not one (and is not read into memory)
@@ -41,11 +38,8 @@ def check_files(cases: list[Case], device: str, canary: str | None, backend: str
     """Each case, its outcome and a one-line verdict (``FAILS <signature>``, ``passes``,
     ``invalid: ...``), all compiled as one batch in a fresh worker. A run over ``max_bytes``
     (None: the device's budget) is refused first, an OverBudget naming its file (``names``)."""
-    max_bytes = max_bytes or device_budget(device)
-    for k, case in enumerate(cases):
-        refuse_unfit(case.program, [dict(env) for env, _ in case.runs], max_bytes,
-                     names[k] if names else f"case {k}")
-    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary, max_bytes=max_bytes))
+    named = [(names[k] if names else f"case {k}", case) for k, case in enumerate(cases)]
+    pool = weighed_pool(named, device, backend, canary, max_bytes)
     try:
         outcomes = pool.check(cases)
     finally:

@@ -74,14 +74,23 @@ class StatusChange:
         return f"finding {self.finding_id}: {self.before} -> {self.after}: {why} on torch {self.torch_version}"
 
 
+def weighed_pool(named: list[tuple[str, Case]], device: str, backend: str, canary: str | None,
+                 max_bytes: int | None) -> WorkerPool:
+    """A worker pool for cases handed in from outside (a program file, a stored finding), each
+    ``(what, case)``: a run over ``max_bytes`` (None: the device's budget) is refused first, before
+    anything is allocated, an OverBudget naming its ``what``; the workers keep to that budget."""
+    max_bytes = max_bytes or device_budget(device)
+    for what, case in named:
+        refuse_unfit(case.program, [dict(env) for env, _ in case.runs], max_bytes, what)
+    return WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary, max_bytes=max_bytes))
+
+
 def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | None = None,
                 max_bytes: int | None = None, what: str = "the case") -> Outcome:
     """``case`` checked in a fresh worker of its own: a crash, a hang or a device-side assert
     (which poisons the CUDA context of its process) ends that worker, not the caller. A run over
-    ``max_bytes`` (None: the device's budget) is refused first, an OverBudget naming ``what``."""
-    max_bytes = max_bytes or device_budget(device)
-    refuse_unfit(case.program, [dict(env) for env, _ in case.runs], max_bytes, what)
-    pool = WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary, max_bytes=max_bytes))
+    the budget is refused first (``weighed_pool``)."""
+    pool = weighed_pool([(what, case)], device, backend, canary, max_bytes)
     try:
         (outcome,) = pool.check([case])
     finally:

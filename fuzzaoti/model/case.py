@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
 from fuzzaoti.errors import InvalidProgram
+from fuzzaoti.model.ops import is_int
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import FEED_MAX
 
@@ -64,15 +65,11 @@ def check_run(program: Program, run: object, k: int = 0) -> Run:
     for name, size in env.items():
         d = program.dim[name]
         top = d.max if d.max is not None else FEED_MAX
-        if not _int(size) or not d.min <= size <= top:
+        if not is_int(size) or not d.min <= size <= top:
             raise InvalidProgram(f"run {k} gives dim {name!r} size {size!r}, outside its range [{d.min}, {top}]")
-    if not _int(seed) or not 0 <= seed <= MAX_SEED:
+    if not is_int(seed) or not 0 <= seed <= MAX_SEED:
         raise InvalidProgram(f"run {k} has seed {seed!r}, not an int in [0, 2**63)")
     return Run.of(env, seed)
-
-
-def _int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def run_seed(first: int, k: int) -> int:

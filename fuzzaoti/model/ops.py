@@ -66,12 +66,13 @@ def _holds(check: Callable[[object], bool], value: object) -> bool:
         return False
 
 
-def _int(v: object) -> bool:
+def is_int(v: object) -> bool:
+    """An int and not a bool (JSON's ``true`` is an int to Python)."""
     return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _nonneg(v: object) -> bool:
-    return _int(v) and v >= 0
+    return is_int(v) and v >= 0
 
 
 def _number(v: object) -> bool:
@@ -79,7 +80,7 @@ def _number(v: object) -> bool:
 
 
 def _ints(v: object) -> bool:
-    return isinstance(v, (list, tuple)) and 0 < len(v) <= 8 and all(map(_int, v))
+    return isinstance(v, (list, tuple)) and 0 < len(v) <= 8 and all(map(is_int, v))
 
 
 def _permutation(v: object) -> bool:
@@ -107,7 +108,7 @@ _SPECS = [
     # (a Python loop over chunks: export fixes the batch, so it is used with static batches)
     OpSpec("bmm_chunked", "matmul", 2,
            "torch.cat([torch.bmm(p, q) for p, q in zip({a0}.split({size}), {a1}.split({size}))])",
-           {"size": lambda v: _int(v) and v >= 1}),
+           {"size": lambda v: is_int(v) and v >= 1}),
     OpSpec("index_select", "indexing", 2, "torch.index_select({a0}, {dim}, {a1})", {"dim": _nonneg}),
     OpSpec("gather", "indexing", 2, "torch.gather({a0}, {dim}, {a1})", {"dim": _nonneg}),
     OpSpec("index", "indexing", 2, "{a0}[{prefix}{a1}]", {"prefix": lambda v: v in {_index_prefix(d) for d in range(6)}}),
@@ -123,10 +124,10 @@ _SPECS = [
     # (_item_in, emitted by fuzzaoti.compile.render), so export sees an unbacked symbol (u0) with a range
     OpSpec("narrow_item", "indexing", 2,
            "{a0}.narrow({dim}, _item_in({a1}, 0, {a0}.size({dim}) - {length}), {length})",
-           {"dim": _nonneg, "length": lambda v: _int(v) and v >= 1}),
+           {"dim": _nonneg, "length": lambda v: is_int(v) and v >= 1}),
     OpSpec("narrow_to_item", "indexing", 2, "{a0}.narrow({dim}, 0, _item_in({a1}, 1, {a0}.size({dim})))",
            {"dim": _nonneg}),
-    OpSpec("select", "indexing", 1, "{a0}.select({dim}, {index})", {"dim": _nonneg, "index": _int}),
+    OpSpec("select", "indexing", 1, "{a0}.select({dim}, {index})", {"dim": _nonneg, "index": is_int}),
     OpSpec("scatter", "indexing", 3, "torch.scatter({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
     OpSpec("index_put", "indexing", 3, "torch.index_put({a0}, ({a1},), {a2})", {}),
     OpSpec(
@@ -157,7 +158,7 @@ _SPECS = [
     # undo a flatten(0, 1) of ``a1``: the merged batch splits back into a1's two leading sizes
     OpSpec("unflatten_as", "glue", 2, "{a0}.unflatten(0, {a1}.shape[:2])", {}),
     OpSpec("chunk", "glue", 1, "torch.chunk({a0}, {chunks}, {dim})[{index}]",
-           {"chunks": lambda v: _int(v) and 2 <= v <= 8, "dim": _nonneg, "index": _nonneg}),
+           {"chunks": lambda v: is_int(v) and 2 <= v <= 8, "dim": _nonneg, "index": _nonneg}),
     OpSpec("relu", "pointwise", 1, "torch.relu({a0})", {}),
     OpSpec("neg", "pointwise", 1, "torch.neg({a0})", {}),
     OpSpec("abs", "pointwise", 1, "torch.abs({a0})", {}),
@@ -188,8 +189,8 @@ SCATTER_REDUCTIONS = ("sum", "prod", "amax", "amin", "mean")
 _SPECS += [
     OpSpec("index_add", "indexing", 3, "torch.index_add({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
     OpSpec("index_copy", "indexing", 3, "torch.index_copy({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
-    OpSpec("index_fill", "indexing", 2, "{a0}.index_fill({dim}, {a1}, {value})", {"dim": _nonneg, "value": _int}),
-    OpSpec("masked_fill", "indexing", 2, "{a0}.masked_fill({a1}, {value})", {"value": _int}),
+    OpSpec("index_fill", "indexing", 2, "{a0}.index_fill({dim}, {a1}, {value})", {"dim": _nonneg, "value": is_int}),
+    OpSpec("masked_fill", "indexing", 2, "{a0}.masked_fill({a1}, {value})", {"value": is_int}),
     OpSpec("where", "indexing", 3, "torch.where({a0}, {a1}, {a2})", {}),
     OpSpec("scatter_add", "indexing", 3, "torch.scatter_add({a0}, {dim}, {a1}, {a2})", {"dim": _nonneg}),
     OpSpec("scatter_reduce", "indexing", 3,
@@ -204,7 +205,7 @@ _SPECS += [
            {"dim": _nonneg, "descending": lambda v: isinstance(v, bool)}),
     OpSpec("sort_indices", "reduction", 1, "torch.sort({a0}, {dim}).indices", {"dim": _nonneg}),
     OpSpec("topk_values", "reduction", 1, "torch.topk({a0}, {k}, {dim}).values",
-           {"dim": _nonneg, "k": lambda v: _int(v) and v >= 1}),
+           {"dim": _nonneg, "k": lambda v: is_int(v) and v >= 1}),
     OpSpec("mm", "matmul", 2, "torch.mm({a0}, {a1})", {}),
     OpSpec("addmm", "matmul", 3, "torch.addmm({a0}, {a1}, {a2})", {}),
     OpSpec("linear", "matmul", 3, "torch.nn.functional.linear({a0}, {a1}, {a2})", {}),
@@ -219,7 +220,7 @@ _SPECS += [
     OpSpec("index_put_", "mutation", 3, "{a0}.index_put_(({a1},), {a2}, accumulate=True)", {}, mutates=True),
     OpSpec("index_add_", "mutation", 3, "{a0}.index_add_({dim}, {a1}, {a2})", {"dim": _nonneg}, mutates=True),
     OpSpec("scatter_add_", "mutation", 3, "{a0}.scatter_add_({dim}, {a1}, {a2})", {"dim": _nonneg}, mutates=True),
-    OpSpec("masked_fill_", "mutation", 2, "{a0}.masked_fill_({a1}, {value})", {"value": _int}, mutates=True),
+    OpSpec("masked_fill_", "mutation", 2, "{a0}.masked_fill_({a1}, {value})", {"value": is_int}, mutates=True),
     OpSpec("mul_", "mutation", 2, "{a0}.mul_({a1})", {}, mutates=True),
     OpSpec("narrow_copy_", "mutation", 2, "(" + _WINDOW + ".copy_({a1}), {a0})[1]",
            {"dim": _nonneg, "start": _nonneg, "trim": _nonneg}, mutates=True),

@@ -17,7 +17,8 @@ from typing import Any, Callable, Mapping
 from fuzzaoti.model import sizes
 from fuzzaoti.model.configs import check_configs
 from fuzzaoti.model.dtypes import DTYPES, EPS, FLOAT_DTYPES
-from fuzzaoti.errors import InvalidProgram, short_repr as _short
+from fuzzaoti.model.ops import OPS, is_int
+from fuzzaoti.errors import InvalidProgram, one_line, short_repr as _short
 from fuzzaoti.model.sizes import Size
 
 SCHEMA_VERSION = 1
@@ -127,8 +128,6 @@ class Program:
         """Positions of the inputs the program writes into in place: the first argument of a
         mutating op (``OpSpec.mutates``), followed back through the mutating ops it is the
         result of. A run judges them after the call as it judges the outputs."""
-        from fuzzaoti.model.ops import OPS
-
         root = {i.name: i.name for i in self.inputs}
         mutated = set()
         for n in self.nodes:
@@ -200,7 +199,7 @@ class Program:
         except InvalidProgram:
             raise
         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
-            raise InvalidProgram(f"malformed program JSON: {type(exc).__name__}: {_one_line(exc)}") from None
+            raise InvalidProgram(f"malformed program JSON: {type(exc).__name__}: {one_line(str(exc), 200)}") from None
         return program.validate()
 
     @classmethod
@@ -208,7 +207,7 @@ class Program:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:  # (too deep, or an int of too many digits)
-            raise InvalidProgram(f"program is not valid JSON: {_one_line(exc)}") from None
+            raise InvalidProgram(f"program is not valid JSON: {one_line(str(exc), 200)}") from None
         if not isinstance(data, dict):
             raise InvalidProgram("program JSON must be an object")
         return cls.from_dict(data)
@@ -216,8 +215,6 @@ class Program:
     # ---- validation ----------------------------------------------------------------------
     def validate(self) -> Program:
         """Return self, or raise InvalidProgram naming the first problem found."""
-        from fuzzaoti.model.ops import OPS  # ops renders programs; program only looks its ops up
-
         names: set[str] = set()
 
         def fresh(name: str, what: str) -> None:
@@ -271,12 +268,6 @@ class Program:
         return self
 
 
-def _one_line(exc: BaseException, limit: int = 200) -> str:
-    """An exception's text as one line of at most ``limit`` characters (it may quote the input)."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """Sorted, hashable form of a JSON object whose values are JSON scalars or lists."""
     if not isinstance(mapping, Mapping):
@@ -284,17 +275,13 @@ def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in mapping.items()))
 
 
-def _int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _validate_dim(d: DimSpec) -> None:
     """Raise InvalidProgram unless ``d`` is a dim export can take: a known kind, int bounds, its hint in range."""
     if not isinstance(d.kind, str) or d.kind not in DIM_KINDS:
         raise InvalidProgram(f"dim {d.name!r} has unknown kind {_short(d.kind)}; use one of {DIM_KINDS}")
-    if not all(_int(v) for v in (d.min, d.hint)) or d.min < 0:
+    if not all(is_int(v) for v in (d.min, d.hint)) or d.min < 0:
         raise InvalidProgram(f"dim {d.name!r} needs int min >= 0 and hint, got {_short(d.min)} and {_short(d.hint)}")
-    if d.max is not None and (not _int(d.max) or d.max < d.min):
+    if d.max is not None and (not is_int(d.max) or d.max < d.min):
         raise InvalidProgram(f"dim {d.name!r} has max={_short(d.max)} < min={d.min}")
     if d.hint < d.min or (d.max is not None and d.hint > d.max):
         raise InvalidProgram(f"dim {d.name!r} has hint={d.hint} outside [{d.min}, {d.max}]")

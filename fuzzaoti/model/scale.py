@@ -137,22 +137,27 @@ def fits(program: Program, env: Mapping[str, int], max_bytes: int | None) -> boo
     more than ``MAX_WORK`` elements: the one rule the strategies draw shapes by and a worker
     skips runs by. The runtime-shape solver asks it tens of times a program, so the tensors are
     inferred once here, not once per measure."""
-    infos = tensors(program, env)
-    return _work(infos) <= MAX_WORK and (max_bytes is None or _checked_bytes(program, infos, max_bytes) <= max_bytes)
+    return _why_unfit(program, tensors(program, env), max_bytes) is None
+
+
+def _why_unfit(program: Program, infos, max_bytes: int | None) -> str | None:
+    """Why a run of these tensors does not ``fit`` (past ``MAX_WORK``, or over ``max_bytes``), in
+    words; None where it fits. The bytes are weighed only where the work fits and a budget is set."""
+    if _work(infos) > MAX_WORK:
+        return f"has an op over {_work(infos)} elements, past the {MAX_WORK} one checked run may work on"
+    need = None if max_bytes is None else _checked_bytes(program, infos, max_bytes)
+    if need is not None and need > max_bytes:
+        return f"needs {need} bytes, over the budget of {max_bytes} (--max-bytes to change it)"
+    return None
 
 
 def refuse_unfit(program: Program, envs: Iterable[Mapping[str, int]], max_bytes: int, where: str) -> None:
     """Raise OverBudget, in one line, for the first run at ``envs`` that ``fits`` refuses: a run
     handed in from outside (a program file, a corpus) is weighed before anything is allocated."""
     for env in envs:
-        infos = tensors(program, env)
-        if _work(infos) > MAX_WORK:
-            raise OverBudget(f"{where}: the run at {dict(env)} has an op over {_work(infos)} elements, past the "
-                             f"{MAX_WORK} one checked run may work on")
-        need = _checked_bytes(program, infos, max_bytes)
-        if need > max_bytes:
-            raise OverBudget(f"{where}: the run at {dict(env)} needs {need} bytes, over the budget of {max_bytes} "
-                             "(--max-bytes to change it)")
+        why = _why_unfit(program, tensors(program, env), max_bytes)
+        if why is not None:
+            raise OverBudget(f"{where}: the run at {dict(env)} {why}")
 
 
 def reach(program: Program, env: Mapping[str, int]) -> dict[str, int]:

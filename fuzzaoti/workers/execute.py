@@ -355,17 +355,15 @@ class _Runner:
         each member's outputs, then the inputs it wrote into (``Program.mutated_inputs``)."""
         import torch
 
-        feed, fed = [], []
-        for k, m in enumerate(self.members):  # a member that writes into its inputs gets copies
-            fed.append(fresh(judged[k][0] if k in judged else self.examples[k], m.program.mutated_inputs()))
-            feed.extend(fed[-1])
+        writes = [p.mutated_inputs() for p in self.programs]
+        fed = [fresh(judged[k][0] if k in judged else self.examples[k], writes[k])  # (copies of what it writes)
+               for k in range(len(self.members))]
         with torch.no_grad():
-            outputs = self.prepared.run(*feed)
+            outputs = self.prepared.run(*[t for inputs in fed for t in inputs])
         if self.device == "cuda":
             torch.cuda.synchronize()
-        members = batch.split_outputs(outputs, self.programs)  # each member's, then the inputs it wrote
-        return [outs + [fed[k][i] for i in m.program.mutated_inputs()] for k, (m, outs) in
-                enumerate(zip(self.members, members))]
+        return [outs + [fed[k][i] for i in writes[k]]  # each member's outputs, then the inputs it wrote
+                for k, outs in enumerate(batch.split_outputs(outputs, self.programs))]
 
     def probe(self, r: int, judged: dict[int, tuple]) -> set[int]:
         """The members whose run ``r`` raises when fed alone, after the whole group's raised.
