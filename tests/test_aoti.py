@@ -93,8 +93,8 @@ def test_a_welford_var_compiles_and_matches_eager_over_a_dim_of_size_1_too():
 
 
 def test_a_run_that_breaks_an_equality_export_decided_is_skipped_not_a_finding():
-    """A torch 2.15 campaign reported this sdpa as failing at run ('Q/K/V should have the same
-    head size'): its value head size d3 (a named Dim) and query head size d1 (Dim.DYNAMIC) were
+    """This sdpa fails at run ('Q/K/V should have the same head size') where its sizes break what
+    export decided: its value head size d3 (a named Dim) and query head size d1 (Dim.DYNAMIC) were
     equal at export, the CPU flash kernel needs them equal, and export gave both axes one symbol;
     no range says so. The exported program itself refuses d3 != d1 ('Guard failed'), so that run
     is outside the program, skipped; the run that keeps them equal is checked and passes."""

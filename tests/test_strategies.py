@@ -27,7 +27,7 @@ def test_every_program_runs_cleanly_in_eager_at_every_runtime_shape(case):
 @given(st.data())
 def test_an_op_never_draws_inputs_to_the_shape_of_a_node_no_input_can_declare(data):
     # a narrow of a Dim.AUTO axis is d0-1: an input of that shape renders as Dim.AUTO - 1, a
-    # TypeError before export (a torch 2.15 campaign counted one as a finding); an op reads such
+    # TypeError before export, which a campaign would count as a finding; an op reads such
     # a node only where it draws no input to match it
     from fuzzaoti.model.program import DimSpec
     from fuzzaoti.strategies._builder import Builder

@@ -22,9 +22,10 @@ from fuzzaoti.strategies._core import source
 FILL_VALUES = (0, -1, 7, 100)
 
 
-def _accumulate(b: Builder, op: str) -> str:
-    """index_add (dim any) or index_copy (its indices a permutation of the rows: no duplicates)."""
-    x = source(b, 2)
+def accumulate(b: Builder, op: str, x: str | None = None) -> str:
+    """index_add, index_add_ (into ``x``) along any dim, or index_copy (its indices a permutation
+    of the rows: no duplicates); ``x`` None: ``source``'s."""
+    x = source(b, 2) if x is None else x
     shape, dtype = b.shapes[x], b.dtypes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
     if op == "index_copy":
@@ -45,7 +46,7 @@ def _index_fill(b: Builder) -> str:
     return b.add_node("index_fill", (x, idx), shape, b.dtypes[x], dim=dim, value=b.draw(st.sampled_from(FILL_VALUES)))
 
 
-def _mask(b: Builder, shape: tuple) -> str:
+def mask(b: Builder, shape: tuple) -> str:
     """A bool mask of ``shape``, or of its trailing axes (broadcast over the leading ones)."""
     lead = b.draw(st.integers(0, len(shape) - 1))
     return b.add_input("bool", shape[lead:], Values("bool"))
@@ -54,15 +55,15 @@ def _mask(b: Builder, shape: tuple) -> str:
 def _masked_fill(b: Builder) -> str:
     x = source(b, 1)
     shape = b.shapes[x]
-    return b.add_node("masked_fill", (x, _mask(b, shape)), shape, b.dtypes[x], value=b.draw(st.sampled_from(FILL_VALUES)))
+    return b.add_node("masked_fill", (x, mask(b, shape)), shape, b.dtypes[x], value=b.draw(st.sampled_from(FILL_VALUES)))
 
 
 def _where(b: Builder) -> str:
     x = source(b, 1)
     shape, dtype = b.shapes[x], b.dtypes[x]
-    mask = _mask(b, shape)
+    cond = mask(b, shape)
     other = b.add_input(dtype, shape)
-    return b.add_node("where", (mask, x, other), shape, dtype)
+    return b.add_node("where", (cond, x, other), shape, dtype)
 
 
 def _scatter(b: Builder, op: str) -> str:
@@ -167,8 +168,8 @@ def _sdpa(b: Builder) -> str:
 
 
 AROUND = {
-    "index_add": lambda b: _accumulate(b, "index_add"),
-    "index_copy": lambda b: _accumulate(b, "index_copy"),
+    "index_add": lambda b: accumulate(b, "index_add"),
+    "index_copy": lambda b: accumulate(b, "index_copy"),
     "index_fill": _index_fill,
     "masked_fill": _masked_fill,
     "where": _where,

@@ -99,15 +99,20 @@ def _index(b: Builder) -> str:
     return b.add_node("index", (x, idx), out, b.dtypes[x], prefix=index_prefix(dim))
 
 
+def window(b: Builder, size: sizes.Size) -> tuple[int, int, sizes.Size]:
+    """``(start, trim, length)`` of a window into an axis of ``size``: ``length = size - start - trim``."""
+    # keep two elements at the smallest size: a length that can reach 1 makes export specialise
+    room = b.min_of(size) - 2
+    start = b.draw(st.integers(0, max(room, 0)))
+    trim = b.draw(st.integers(0, max(room - start, 0)))
+    return start, trim, sizes.add(size, -(start + trim))
+
+
 def _narrow(b: Builder) -> str:
     x = source(b, 2)
     shape = b.shapes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
-    # keep two elements at the smallest size: a length that can reach 1 makes export specialise
-    room = b.min_of(shape[dim]) - 2
-    start = b.draw(st.integers(0, max(room, 0)))
-    trim = b.draw(st.integers(0, max(room - start, 0)))
-    length = sizes.add(shape[dim], -(start + trim))
+    start, trim, length = window(b, shape[dim])
     out = shape[:dim] + (length,) + shape[dim + 1:]
     return b.add_node("narrow", (x,), out, b.dtypes[x], dim=dim, start=start, trim=trim)
 

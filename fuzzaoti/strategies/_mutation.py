@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from fuzzaoti.model.program import Values
 from fuzzaoti.model.shapes import is_view, replace_axis
-from fuzzaoti.model import sizes
-from fuzzaoti.strategies._around import FILL_VALUES
+from fuzzaoti.strategies._around import FILL_VALUES, accumulate, mask
 from fuzzaoti.strategies._builder import FLOAT_DTYPES, INDEX_DTYPES, Builder
+from fuzzaoti.strategies._core import window
 
 
 def _target(b: Builder, rank: int) -> str:
@@ -38,16 +38,6 @@ def _index_put(b: Builder) -> str:
     return b.add_node("index_put_", (x, idx, values), shape, dtype)
 
 
-def _index_add(b: Builder) -> str:
-    x = _target(b, 2)
-    shape, dtype = b.shapes[x], b.dtypes[x]
-    dim = b.draw(st.integers(0, len(shape) - 1))
-    length = b.size()
-    idx = b.index_input((length,), shape[dim], negative=False)
-    src = b.add_input(dtype, replace_axis(shape, dim, length))
-    return b.add_node("index_add_", (x, idx, src), shape, dtype, dim=dim)
-
-
 def _scatter_add(b: Builder) -> str:
     x = _target(b, 2)
     shape, dtype = b.shapes[x], b.dtypes[x]
@@ -60,9 +50,7 @@ def _scatter_add(b: Builder) -> str:
 def _masked_fill(b: Builder) -> str:
     x = _target(b, 1)
     shape = b.shapes[x]
-    lead = b.draw(st.integers(0, len(shape) - 1))
-    mask = b.add_input("bool", shape[lead:], Values("bool"))
-    return b.add_node("masked_fill_", (x, mask), shape, b.dtypes[x], value=b.draw(st.sampled_from(FILL_VALUES)))
+    return b.add_node("masked_fill_", (x, mask(b, shape)), shape, b.dtypes[x], value=b.draw(st.sampled_from(FILL_VALUES)))
 
 
 def _mul(b: Builder) -> str:
@@ -79,10 +67,7 @@ def _narrow_write(b: Builder, op: str) -> str:
     x = _target(b, 2)
     shape, dtype = b.shapes[x], b.dtypes[x]
     dim = b.draw(st.integers(0, len(shape) - 1))
-    room = b.min_of(shape[dim]) - 2
-    start = b.draw(st.integers(0, max(room, 0)))
-    trim = b.draw(st.integers(0, max(room - start, 0)))
-    length = sizes.add(shape[dim], -(start + trim))
+    start, trim, length = window(b, shape[dim])
     if not b.exportable(length):  # (export derives a size only from a Dim with a range)
         start = trim = 0
         length = shape[dim]
@@ -92,7 +77,7 @@ def _narrow_write(b: Builder, op: str) -> str:
 
 MUTATION = {
     "index_put_": _index_put,
-    "index_add_": _index_add,
+    "index_add_": lambda b: accumulate(b, "index_add_", _target(b, 2)),
     "scatter_add_": _scatter_add,
     "masked_fill_": _masked_fill,
     "mul_": _mul,
