@@ -109,15 +109,28 @@ def exported_sizes(ep: Any) -> dict[tuple[int, int], str]:
     return {(index, axis): str(size.node.expr) for index, axis, size in _input_sizes(ep) if hasattr(size, "node")}
 
 
+def exported_strides(ep: Any) -> dict[tuple[int, int], str]:
+    """``{(input index, axis): expression}`` of every user input axis's stride, as torch.export
+    recorded it from the example (``"s3*s5"``, or a number where it could not express the
+    stride in the sizes: a stride it fixed). AOTInductor assumes these without a check."""
+    return {(index, axis): str(stride.node.expr if hasattr(stride, "node") else stride)
+            for index, node in enumerate(_input_nodes(ep))
+            for axis, stride in enumerate(node.meta["val"].stride() if hasattr(node.meta.get("val"), "stride") else ())}
+
+
 def _user_input_names(ep: Any) -> set[str]:
     return set(ep.graph_signature.user_inputs)
 
 
+def _input_nodes(ep: Any) -> list[Any]:
+    """``ep``'s placeholder nodes of user inputs, in order (not its parameters and buffers)."""
+    names = _user_input_names(ep)
+    return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
+
+
 def _input_sizes(ep: Any) -> list[tuple[int, int, Any]]:
     """``(input index, axis, size)`` of every axis of ``ep``'s user inputs (an int or a SymInt)."""
-    names = _user_input_names(ep)
-    nodes = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in names]
-    return [(index, axis, size) for index, node in enumerate(nodes)
+    return [(index, axis, size) for index, node in enumerate(_input_nodes(ep))
             for axis, size in enumerate(getattr(node.meta.get("val"), "shape", ()))]
 
 

@@ -41,12 +41,12 @@ class ShrinkResult:
 
 
 def size_key(case: Case) -> tuple:
-    """What "smaller" means: fewer ops, inputs and dims, simpler dims, dtypes and configs,
-    then a smaller runtime shape (the smallest of the case's runs)."""
+    """What "smaller" means: fewer ops, inputs and dims, simpler configs, layouts, dims and
+    dtypes, then a smaller runtime shape (the smallest of the case's runs)."""
     p = case.program
     smallest_run = min(sum(v for _, v in env) for env, _ in case.runs) if case.runs else 0
     return (len(p.nodes), len(p.inputs), len(p.dims), len(p.outputs), len(p.configs),
-            sum(d.kind != "range" for d in p.dims), sum(d.max is None for d in p.dims),
+            sum(i.layout != "contiguous" for i in p.inputs), sum(d.kind != "range" for d in p.dims), sum(d.max is None for d in p.dims),
             sum(d != "float32" for d in p.float_dtypes()),
             sum(i.dtype == "int32" for i in p.inputs), smallest_run, sum(d.hint for d in p.dims))
 
@@ -104,6 +104,9 @@ def _program_candidates(p: Program) -> Iterator[Program | None]:
         yield _bypassed(p, node)
     if p.configs:
         yield p.with_(configs=())
+    laid = [i for i in p.inputs if i.layout != "contiguous"]
+    for some in ([laid] if len(laid) > 1 else []) + [[i] for i in laid]:  # all contiguous, then one at a time
+        yield p.with_(inputs=tuple(replace(i, layout="contiguous") if i in some else i for i in p.inputs))
     for d in p.dims:
         yield from _dim_candidates(p, d)
     floats = [i for i in p.inputs if i.dtype in FLOAT_DTYPES and i.dtype != "float32"]
@@ -136,7 +139,8 @@ def _pruned(p: Program, outputs: tuple[str, ...]) -> Program | None:
     used_dims = {n for i in inputs for s in i.shape + (i.values.low, i.values.high)
                  if s is not None for n in sizes.parse(s).dims}
     return _valid(p.with_(dims=tuple(d for d in p.dims if d.name in used_dims), inputs=inputs,
-                          nodes=tuple(n for n in p.nodes if n.name in live), outputs=outputs))
+                          nodes=tuple(n for n in p.nodes if n.name in live), outputs=outputs,
+                          state=tuple(t for t in p.state if t.name in live)))
 
 
 def _bypassed(p: Program, node: Node) -> Program | None:
@@ -148,8 +152,8 @@ def _bypassed(p: Program, node: Node) -> Program | None:
 
     nodes = tuple(replace(n, args=tuple(swap(a) for a in n.args)) for n in p.nodes if n is not node)
     outputs = tuple(dict.fromkeys(swap(o) for o in p.outputs))
-    if any(o in {i.name for i in p.inputs} for o in outputs):
-        return None  # an input returned as-is is no program to compile
+    if any(o in {i.name for i in p.leaves} for o in outputs):
+        return None  # an input or a constant returned as-is is no program to compile
     return _pruned(p.with_(nodes=nodes, outputs=outputs), outputs)
 
 

@@ -9,6 +9,7 @@ from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.workers.protocol import Job
 from fuzzaoti.model.case import Case
+from fuzzaoti.model.program import LAYOUTS, STATE_KINDS
 from fuzzaoti.strategies import CORE_OPS, cases, config_sets, programs, runtime_shapes
 
 def fast(max_examples: int) -> settings:
@@ -270,3 +271,7 @@ def test_every_core_op_and_cpu_config_set_is_drawn_at_least_one_time_in_two_hund
     assert {op: ops[nodes.get(op, op)] for op in CORE_OPS if ops[nodes.get(op, op)] < 10} == {}
     assert {name: configs[tuple(sorted(c.items()))] for name, c in named_config_sets("cpu").items()
             if configs[tuple(sorted(c.items()))] < 10} == {}
+    layouts = Counter(i.layout for p in drawn for i in {i.layout: i for i in p.inputs}.values())
+    assert {name: layouts[name] for name in LAYOUTS if layouts[name] < 10} == {}
+    state = Counter(kind for p in drawn for kind in {t.kind for t in p.state})
+    assert {kind: state[kind] for kind in STATE_KINDS if state[kind] < 10} == {}

@@ -23,7 +23,8 @@ from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.findings.repro import file_case
 from fuzzaoti.model.configs import ALLOWED_CONFIGS
 from fuzzaoti.model.ops import HELPERS, OPS
-from fuzzaoti.model.program import Program
+from fuzzaoti.model.dtypes import DTYPES
+from fuzzaoti.model.program import VALUE_KINDS, Program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: valid program files to mutate: every known entry and test data file
@@ -104,17 +105,19 @@ def _assert_harmless(program: Program) -> None:
     but torch's, the module's and the program's own, no string but those names and the helpers'."""
     for key, value in program.configs:
         assert any(type(value) is type(v) and value == v for v in ALLOWED_CONFIGS[key]), (key, value)
-    names = {"torch", "self", "Dim", "zip", "p", "q", "t", "lo", "hi", "v", *HELPERS}
-    names |= {d.name for d in program.dims} | {i.name for i in program.inputs} | {n.name for n in program.nodes}
+    names = {"torch", "self", "Dim", "zip", "p", "q", "t", "lo", "hi", "v", *HELPERS, "super", "make_tensor", "swapped"}
+    names |= {d.name for d in program.dims} | {i.name for i in program.leaves} | {n.name for n in program.nodes}
+    words = names | set(DTYPES) | set(VALUE_KINDS) | {"cpu"}  # (make_tensor's dtype, value kind and device)
     for node in ast.walk(ast.parse(render.program_source(program))):
         assert not isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Lambda, ast.Try,
                                      ast.With, ast.While, ast.Delete)), ast.dump(node)
         if isinstance(node, ast.Name):
             assert node.id in names, node.id
-        if isinstance(node, ast.Attribute):
-            assert not node.attr.startswith("__"), node.attr
+        if isinstance(node, ast.Attribute):  # (but the module's own super().__init__())
+            assert not node.attr.startswith("__") or (node.attr == "__init__" and isinstance(node.value, ast.Call)
+                                                      and getattr(node.value.func, "id", None) == "super"), node.attr
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            assert node.value in names or any(node.value in s for s in HELPERS.values()), node.value
+            assert node.value in words or any(node.value in s for s in HELPERS.values()), node.value
 
 
 #: a JSON object where an attr's string belongs (unhashable: ``{} in {"a"}`` raises TypeError)

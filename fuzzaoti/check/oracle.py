@@ -31,8 +31,11 @@ and at 2**31 elements the full rule's three float64 passes cost far more than th
 The verdict names how many elements are wrong, the first (an index just past 2**31 is the
 tell-tale sign of a 32-bit offset) and the worst five.
 
-This module imports only torch: its source is copied into standalone repro scripts.
+This module imports only torch and the standard library: its source is copied into standalone
+repro scripts.
 """
+
+import copy
 
 import torch
 
@@ -61,25 +64,58 @@ class WideCasts(torch.overrides.TorchFunctionMode):
 
 
 def reference_outputs(model, inputs, dtype=torch.float64, mutated=()):
-    """The reference: ``model`` run on its float ``inputs`` cast to ``dtype``, every float cast
-    inside it widened to ``dtype`` too (``WideCasts``); then the inputs at ``mutated`` as the
-    run left them (a copy of each: ``inputs`` stay as they were)."""
-    wide = [t.to(dtype) if t.dtype.is_floating_point else t.clone() if k in mutated else t
-            for k, t in enumerate(inputs)]
+    """The reference: ``model`` run on its float ``inputs`` cast to ``dtype``, with its float
+    state cast so too (on a copy of it) and every float cast inside it widened to ``dtype``
+    (``WideCasts``); then the inputs at ``mutated`` as the run left them (a copy of each, in its
+    own layout: ``inputs`` stay as they were)."""
+    if isinstance(model, torch.nn.Module) and any(t.is_floating_point() for t in model.state_dict().values()):
+        model = copy.deepcopy(model).to(dtype)
+    wide = [copied(t, dtype if t.dtype.is_floating_point else None) if k in mutated
+            else t.to(dtype) if t.dtype.is_floating_point else t for k, t in enumerate(inputs)]
     with torch.no_grad(), WideCasts(dtype):
         return called(model, wide, mutated)
 
 
+def _laid_out(t):
+    """Does ``t`` lie in memory other than as a fresh contiguous tensor (``inputs.laid_out``)?"""
+    return not t.is_contiguous() or t.storage_offset() != 0
+
+
+def storage_of(t):
+    """``t``'s whole storage as a 1-D tensor of its dtype: the poison around an ``offset`` view too."""
+    return t.new_empty(0).set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),), (1,))
+
+
+def copied(t, dtype=None):
+    """A copy of ``t`` (cast to ``dtype``) with its strides, storage offset and whole storage."""
+    if not _laid_out(t):
+        return t.clone() if dtype is None else t.to(dtype)
+    whole = storage_of(t).clone() if dtype is None else storage_of(t).to(dtype)
+    return whole.as_strided(t.size(), t.stride(), t.storage_offset())
+
+
 def fresh(inputs, mutated=()):
     """``inputs`` for one call: a copy of each input at ``mutated`` (the call writes into it),
-    the others as they are. Every call of a program that writes into its inputs gets its own."""
-    return [t.clone() if k in mutated else t for k, t in enumerate(inputs)]
+    in its layout, the others as they are. Every call of a program that writes into its inputs
+    gets its own."""
+    return [copied(t) if k in mutated else t for k, t in enumerate(inputs)]
+
+
+def written(inputs, mutated=()):
+    """The inputs at ``mutated`` as a call left them, each followed, where it is a view into a
+    larger storage (an ``offset`` layout), by that whole storage: a write outside the view shows."""
+    out = []
+    for k in mutated:
+        out.append(inputs[k])
+        if _laid_out(inputs[k]):
+            out.append(storage_of(inputs[k]))
+    return out
 
 
 def called(fn, inputs, mutated=()):
-    """``fn(*inputs)``'s outputs, then the inputs at ``mutated`` as the call left them: a program
-    that writes into its inputs is judged on what it wrote there too."""
-    return list(fn(*inputs)) + [inputs[k] for k in mutated]
+    """``fn(*inputs)``'s outputs, then the inputs at ``mutated`` as the call left them
+    (``written``): a program that writes into its inputs is judged on what it wrote there too."""
+    return list(fn(*inputs)) + written(inputs, mutated)
 
 
 def compare_outputs(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT, min_eps=0.0):

@@ -68,7 +68,7 @@ def _telling_line(outcome: Outcome) -> str:
 
 def core_ops(program: Program, output: str) -> list[str]:
     """The matmul and indexing ops ``output`` is computed from: where a wrong value can come from."""
-    ops: dict[str, set[str]] = {i.name: set() for i in program.inputs}
+    ops: dict[str, set[str]] = {i.name: set() for i in program.leaves}
     for node in program.nodes:
         mine = {node.op} if OPS[node.op].family in ("matmul", "indexing") else set()
         ops[node.name] = mine.union(*(ops[a] for a in node.args))

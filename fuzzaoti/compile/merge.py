@@ -28,7 +28,7 @@ def _rename_size(size: sizes.Size, pre: str) -> sizes.Size:
 
 
 def namespaced(program: Program, pre: str) -> Program:
-    """``program`` with every dim, input and node name prefixed by ``pre``."""
+    """``program`` with every dim, input, state and node name prefixed by ``pre``."""
     def size(s):
         return None if s is None else _rename_size(s, pre)
 
@@ -42,6 +42,7 @@ def namespaced(program: Program, pre: str) -> Program:
         ),
         nodes=tuple(replace(n, name=pre + n.name, args=tuple(pre + a for a in n.args)) for n in program.nodes),
         outputs=tuple(pre + o for o in program.outputs),
+        state=tuple(replace(t, name=pre + t.name) for t in program.state),
     )
 
 
@@ -60,6 +61,7 @@ def merge(programs: Sequence[Program]) -> Program:
         nodes=sum((p.nodes for p in parts), ()),
         outputs=sum((p.outputs for p in parts), ()),
         configs=programs[0].configs,
+        state=sum((p.state for p in parts), ()),
     ).validate()
 
 

@@ -15,15 +15,27 @@ from fuzzaoti.check import oracle as oracle_module
 from fuzzaoti.model import sizes
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.ops import HELPERS, OPS
-from fuzzaoti.model.program import Program
+from fuzzaoti.model.program import SWAP_SEED, Program
 
 
 def module_source(program: Program) -> str:
     """``class Repro(torch.nn.Module)`` whose forward computes the program (after the source of
-    any helper its op templates call)."""
+    any helper its op templates call). Its state is built in ``__init__`` by ``make_tensor``
+    (``fuzzaoti.model.inputs``, which a repro script holds too) from each tensor's own seed, or,
+    ``swapped``, the values swapped in after loading (``Program.swaps_state``), on the CPU:
+    ``instantiate`` moves it to the device."""
     args = ", ".join(["self"] + [i.name for i in program.inputs])
     used = [src for name, src in HELPERS.items() if any(name + "(" in OPS[n.op].template for n in program.nodes)]
-    lines = used + ["class Repro(torch.nn.Module):", f"    def forward({args}):"]
+    lines = used + ["class Repro(torch.nn.Module):"]
+    if program.state:
+        lines += ["    def __init__(self, swapped=False):", "        super().__init__()"]
+        for t in program.state:
+            value = (f"make_tensor({t.dtype!r}, {list(t.shape)!r}, {t.values.kind!r}, {t.values.low!r}, "
+                     f"{t.values.high!r}, {t.seed!r} + ({SWAP_SEED} if swapped else 0), 'cpu')")
+            lines.append(f"        self.{t.name} = torch.nn.Parameter({value}, requires_grad=False)"
+                         if t.kind == "parameter" else f"        self.register_buffer({t.name!r}, {value})")
+    lines.append(f"    def forward({args}):")
+    lines += [f"        {t.name} = self.{t.name}" for t in program.state]
     for node in program.nodes:
         lines.append(f"        {node.name} = {OPS[node.op].render(node)}")
     lines.append(f"        return ({''.join(o + ', ' for o in program.outputs)})")
@@ -69,9 +81,23 @@ def load_program(program: Program) -> dict[str, Any]:
     """Execute ``program_source`` and return its namespace (``Repro``, ``dynamic_shapes``)."""
     import torch
 
-    namespace: dict[str, Any] = {"torch": torch}
+    namespace: dict[str, Any] = {"torch": torch, "make_tensor": inputs_module.make_tensor}
     exec(compile(program_source(program), f"<fuzzaoti program {program.id}>", "exec"), namespace)
     return namespace
+
+
+def instantiate(namespace: Mapping[str, Any], device: str, swapped: bool = False):
+    """The program's module (``namespace`` from ``load_program``) with its state on ``device``:
+    the state it is compiled with, or, ``swapped``, the values swapped in after loading."""
+    return (namespace["Repro"](swapped=True) if swapped else namespace["Repro"]()).to(device)
+
+
+def swap_constants(loaded, namespace: Mapping[str, Any], device: str) -> None:
+    """Swap ``loaded``'s (a loaded AOTI package's) constants for the swapped values of the
+    module's state (``Program.swaps_state``): each state tensor the package kept as a constant."""
+    kept = set(loaded.get_constant_fqns())
+    new = instantiate(namespace, device, swapped=True).state_dict()
+    loaded.load_constants({k: v for k, v in new.items() if k in kept}, check_full_update=False)
 
 
 def _torch_only_source(module) -> str:
@@ -103,6 +129,7 @@ def repro_script(
         runs=json.dumps(runs_data, indent=1),
         working_eps=program.working_eps(),
         mutated=program.mutated_inputs(),
+        swapped=program.swaps_state,
     )
 
 
@@ -138,6 +165,7 @@ INDUCTOR_CONFIGS = json.loads({configs!r})
 EXPORT_INPUTS = json.loads({hint_specs!r})
 WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype computed in
 MUTATED = {mutated!r}  # the inputs it writes into, judged after each call as its outputs are
+SWAPPED = {swapped!r}  # the loaded package's constants swapped for new values before it runs
 RUNS = json.loads("""{runs}""")
 
 
@@ -149,16 +177,20 @@ def first_line(exc):
 
 
 def main():
-    model = Repro()
+    model = (Repro(swapped=True) if SWAPPED else Repro()).to(DEVICE)  # eager: the values the package runs with
     example = tuple(make_inputs(EXPORT_INPUTS, 0, DEVICE))
     stage = "export"
     try:
-        ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes(Dim))
+        ep = torch.export.export(Repro().to(DEVICE), example, dynamic_shapes=dynamic_shapes(Dim))
         stage = "compile"
         path = os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-repro-"), "model.pt2")
         path = torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=INDUCTOR_CONFIGS)
         stage = "load"
         compiled = torch._inductor.aoti_load_package(path)
+        if SWAPPED:  # new weights without recompiling, as a user updates them
+            kept = set(compiled.get_constant_fqns())
+            compiled.load_constants({{k: v for k, v in model.state_dict().items() if k in kept}},
+                                    check_full_update=False)
     except Exception as exc:  # eager runs this program: a failure here is the bug
         traceback.print_exc()
         print(f"torch {{torch.__version__}}: {{stage}} FAILS: {{first_line(exc)}}")

@@ -21,6 +21,7 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
                 "kind": v.kind,
                 "low": None if v.low is None else sizes.evaluate(v.low, env),
                 "high": None if v.high is None else sizes.evaluate(v.high, env),
+                "layout": spec.layout,
             }
         )
     return specs
@@ -34,6 +35,23 @@ def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:
     return numel * ITEMSIZE.get(dtype, 1)
 
 
+OFFSET = 3  # poison elements on each side of an ``offset`` input (``inputs.OFFSET``)
+
+
+def storage_elements(shape: Iterable[int], layout: str) -> int:
+    """Elements of the storage an input of ``shape`` and ``layout`` occupies (its byte budget)."""
+    shape = list(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if layout == "offset":
+        return n + 2 * OFFSET
+    if layout == "expanded" and shape and shape[0] > 0:
+        return n // shape[0]
+    return n
+
+
 def input_bytes(program: Program, env: Mapping[str, int]) -> int:
-    """Bytes the inputs occupy at ``env``."""
-    return sum(tensor_bytes(spec["dtype"], spec["shape"]) for spec in input_specs(program, env))
+    """Bytes the inputs' storages occupy at ``env`` (an ``offset`` input's poison included)."""
+    return sum(storage_elements(spec["shape"], spec["layout"]) * ITEMSIZE.get(spec["dtype"], 1)
+               for spec in input_specs(program, env))

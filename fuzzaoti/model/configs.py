@@ -27,11 +27,17 @@ CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
         "one_thread": {"cpp.threads": 1},
         # the C++ GEMM template for mm and bmm, chosen against ATen by timing
         "max_autotune_cpp": {"max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"},
+        # the module's parameters and buffers folded into the graph as constants at compile
+        # time (weights prepacked for oneDNN on the CPU), or folded when the package loads
+        "freezing": {"freezing": True},
+        "constant_folding": {"aot_inductor.use_runtime_constant_folding": True},
     },
     "cuda": {
         "default": {},
         "max_autotune": {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},
         "native_matmul": {"triton.native_matmul": True},
+        "freezing": {"freezing": True},
+        "constant_folding": {"aot_inductor.use_runtime_constant_folding": True},
     },
 }
 

@@ -86,9 +86,48 @@ def _tiled(block, shape):
     return block.repeat(-(-n // CPU_PERIOD))[:n].reshape(shape)
 
 
+#: Elements of poison an ``offset`` input has in its storage before its first element and
+#: after its last: a kernel that reads past either end reads them, one that writes there is
+#: caught by the comparison of the whole storage (``oracle.written``). The byte budget's
+#: ``concrete.OFFSET`` is the same number (this module imports only torch: repros copy it).
+OFFSET = 3
+
+
+def poison_value(dtype):
+    """A value no drawn input holds (floats are drawn normal, ints in [-100, 100)): finite, so
+    eager's outputs stay finite, and far out of any index range."""
+    if dtype == torch.bool:
+        return True
+    if dtype.is_floating_point:
+        return -4099.0
+    return 127 if dtype == torch.int8 else 255 if dtype == torch.uint8 else -4099
+
+
+def laid_out(value, layout):
+    """``value``'s elements laid out in memory as ``layout`` says (``Program.LAYOUTS``); the
+    same values, but for ``expanded``, whose axis 0 repeats the first row."""
+    if layout == "transposed":
+        axes = list(range(value.dim()))[::-1]
+        return value.permute(axes).contiguous().permute(axes)
+    if layout == "channels_last":  # axis 1 stored innermost: NHWC for 4-D, NLC for 3-D
+        axes = [0] + list(range(2, value.dim())) + [1]
+        return value.permute(axes).contiguous().permute([axes.index(k) for k in range(value.dim())])
+    if layout == "expanded":
+        return value.narrow(0, 0, 1).expand(value.shape) if value.shape[0] > 0 else value
+    if layout == "offset":
+        n = value.numel()
+        storage = torch.full((n + 2 * OFFSET,), poison_value(value.dtype), dtype=value.dtype, device=value.device)
+        view = storage[OFFSET:OFFSET + n].view(value.shape)
+        view.copy_(value)
+        return view
+    return value
+
+
 def make_inputs(specs, seed, device):
-    """Tensors for ``specs``: a list of dicts with dtype, shape, kind, low and high (concrete)."""
+    """Tensors for ``specs``: a list of dicts with dtype, shape, kind, low, high (concrete) and
+    maybe layout."""
     return [
-        make_tensor(s["dtype"], s["shape"], s["kind"], s["low"], s["high"], seed * 1000 + k, device)
+        laid_out(make_tensor(s["dtype"], s["shape"], s["kind"], s["low"], s["high"], seed * 1000 + k, device),
+                 s.get("layout", "contiguous"))
         for k, s in enumerate(specs)
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -32,6 +33,15 @@ DIM_KINDS = ("range", "auto", "dynamic")
 """``range``: ``Dim(name, min, max)``; ``auto``/``dynamic``: ``Dim.AUTO``/``Dim.DYNAMIC``."""
 
 VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct")
+
+LAYOUTS = ("contiguous", "transposed", "offset", "expanded", "channels_last")
+"""How an input's elements lie in memory, at export and at every run (``inputs.laid_out``):
+``transposed``: its axes stored in reverse order; ``offset``: contiguous at a storage offset,
+with poison before and after it in the storage; ``expanded``: axis 0 a stride-0 broadcast of
+its first row; ``channels_last``: axis 1 stored innermost (NHWC order for a 4-D input, NLC for 3-D). Export records the strides of the
+example (as expressions of the sizes where it can), and AOTInductor assumes them without a
+check (``AOTI_RUNTIME_CHECK_INPUTS`` is off by default), so a run feeds the export's layout kind
+at its own sizes, and a run whose strides differ from export's expressions is not checked."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,28 @@ class InputSpec:
     dtype: str
     shape: tuple[Size, ...]
     values: Values = Values()
+    layout: str = "contiguous"
+
+
+STATE_KINDS = ("parameter", "buffer")
+STATE_MAX = 1 << 24  # elements of one module tensor: built on the host when the module is
+SWAP_SEED = 1 << 30  # added to a module tensor's seed for the values swapped in after loading
+#: The config under which a loaded package's constants are swapped for new values (``swaps_state``).
+SWAP_CONFIG = ("aot_inductor.use_runtime_constant_folding", True)
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """A tensor the module holds (``nn.Parameter`` or registered buffer): a constant AOTI embeds
+    in the package, of a static shape, its values drawn as an input's are from ``seed``.
+    Nodes read it by name as they read inputs; nothing writes into it."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    values: Values = Values()
+    kind: str = "buffer"
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,12 +133,18 @@ class Program:
     nodes: tuple[Node, ...]
     outputs: tuple[str, ...]
     configs: tuple[tuple[str, Any], ...] = ()
+    state: tuple[StateSpec, ...] = ()
     version: int = field(default=SCHEMA_VERSION)
 
     # ---- derived views -------------------------------------------------------------------
     @property
     def dim(self) -> dict[str, DimSpec]:
         return {d.name: d for d in self.dims}
+
+    @property
+    def leaves(self) -> tuple[InputSpec | StateSpec, ...]:
+        """The tensors no node computes, which nodes read by name: the inputs, then the state."""
+        return self.inputs + self.state
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -138,6 +176,16 @@ class Program:
                     mutated.add(target)
         return tuple(k for k, i in enumerate(self.inputs) if i.name in mutated)
 
+    @property
+    def swaps_state(self) -> bool:
+        """Are the loaded package's constants swapped for new values before it runs? For a
+        module with state compiled with runtime constant folding: the way a user updates
+        weights without recompiling (``load_constants``), checked against an eager module
+        built with the new values (seeds plus ``SWAP_SEED``). Without it Inductor folds
+        computations on constants into the package at compile time, and a swap does not
+        reach them: that is documented, not a bug."""
+        return bool(self.state) and SWAP_CONFIG in self.configs
+
     def hint_env(self) -> dict[str, int]:
         return {d.name: d.hint for d in self.dims}
 
@@ -155,6 +203,8 @@ class Program:
                     "dtype": i.dtype,
                     "shape": list(i.shape),
                     "values": {"kind": i.values.kind, "low": i.values.low, "high": i.values.high},
+                    # (a contiguous input writes no key: the ids of programs that predate layouts stay)
+                    **({} if i.layout == "contiguous" else {"layout": i.layout}),
                 }
                 for i in self.inputs
             ],
@@ -164,6 +214,11 @@ class Program:
             ],
             "outputs": list(self.outputs),
             "configs": dict(self.configs),
+            # (a module without state writes no key: the ids of programs that predate state stay)
+            **({} if not self.state else {"state": [
+                {"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "kind": t.kind, "seed": t.seed,
+                 "values": {"kind": t.values.kind, "low": t.values.low, "high": t.values.high}}
+                for t in self.state]}),
         }
 
     def to_json(self) -> str:
@@ -186,6 +241,7 @@ class Program:
                         dtype=i["dtype"],
                         shape=tuple(i["shape"]),
                         values=Values(**i.get("values", {})),
+                        layout=i.get("layout", "contiguous"),
                     )
                     for i in data["inputs"]
                 ),
@@ -195,6 +251,9 @@ class Program:
                 ),
                 outputs=tuple(data["outputs"]),
                 configs=_freeze(data.get("configs", {})),
+                state=tuple(StateSpec(name=t["name"], dtype=t["dtype"], shape=tuple(t["shape"]),
+                                      values=Values(**t.get("values", {})), kind=t["kind"], seed=t["seed"])
+                            for t in data.get("state", ())),
             )
         except InvalidProgram:
             raise
@@ -249,6 +308,10 @@ class Program:
                 check_size(i.values.low, f"input {i.name!r} values")
                 check_size(i.values.high, f"input {i.name!r} values")
             tensors.add(i.name)
+        for t in self.state:
+            fresh(t.name, "state")
+            _validate_state(t)
+            tensors.add(t.name)
         for n in self.nodes:
             fresh(n.name, "node")
             spec = OPS.get(n.op) if isinstance(n.op, str) else None
@@ -264,6 +327,7 @@ class Program:
         for o in self.outputs:
             if not isinstance(o, str) or o not in tensors:
                 raise InvalidProgram(f"output {_short(o)} is not a defined tensor")
+        _validate_writes(self)
         check_configs(self.configs)
         return self
 
@@ -273,6 +337,60 @@ def _freeze(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     if not isinstance(mapping, Mapping):
         raise InvalidProgram(f"expected a JSON object, got {_short(mapping)}")
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in mapping.items()))
+
+
+def _validate_state(t: StateSpec) -> None:
+    """Raise InvalidProgram unless ``t`` is a module tensor fuzzaoti can build: a known dtype,
+    kind and value kind, a static shape, int value bounds and a seed below 2**31."""
+    if not isinstance(t.dtype, str) or t.dtype not in DTYPES:
+        raise InvalidProgram(f"state {t.name!r} has unknown dtype {_short(t.dtype)}")
+    if not isinstance(t.kind, str) or t.kind not in STATE_KINDS:
+        raise InvalidProgram(f"state {t.name!r} has unknown kind {_short(t.kind)}; use one of {STATE_KINDS}")
+    if not isinstance(t.values.kind, str) or t.values.kind not in VALUE_KINDS:
+        raise InvalidProgram(f"state {t.name!r} has unknown value kind {_short(t.values.kind)}")
+    if not all(is_int(n) and 0 <= n <= STATE_MAX for n in t.shape) or math.prod(t.shape) > STATE_MAX:
+        raise InvalidProgram(f"state {t.name!r} needs a static shape of ints of at most {STATE_MAX} "
+                             f"elements, got {_short(t.shape)}")
+    bounds = (t.values.low, t.values.high)
+    needed = t.values.kind in ("int", "distinct")
+    if not all((is_int(v) and abs(v) <= STATE_MAX) or (v is None and not needed) for v in bounds):
+        raise InvalidProgram(f"state {t.name!r}: values need int low and high (or none, unless drawn as ints), "
+                             f"got {_short(bounds)}")
+    if not is_int(t.seed) or not 0 <= t.seed < 2**31:
+        raise InvalidProgram(f"state {t.name!r} needs a seed in [0, 2**31), got {_short(t.seed)}")
+
+
+def _validate_writes(program: Program) -> None:
+    """Raise InvalidProgram if an op writes into module state (its value would carry from call to
+    call, and eager and the package are called different numbers of times), or an input's layout
+    does not fit it (``layouts_for``: whether it is written into decides)."""
+    state = {t.name for t in program.state}
+    for n in program.nodes:
+        if OPS[n.op].mutates and n.args[0] in state:
+            raise InvalidProgram(f"node {n.name!r} writes into module state {n.args[0]!r}")
+    written = {program.inputs[k].name for k in program.mutated_inputs()}
+    for i in program.inputs:
+        _validate_layout(i, i.name in written)
+
+
+def layouts_for(i: InputSpec, written: bool) -> tuple[str, ...]:
+    """The layouts ``i`` may take, contiguous first: ``transposed`` needs 2 axes,
+    ``channels_last`` 3 or more; ``expanded`` repeats axis 0's first row, so it needs an axis, is
+    never written into (eager refuses an in-place write into overlapping memory) and never holds
+    indices drawn distinct down axis 0 (``distinct``, or a 1-D permutation)."""
+    rank = len(i.shape)
+    repeats_ok = rank >= 1 and not written and i.values.kind != "distinct" and not (i.values.kind == "perm" and rank < 2)
+    return tuple(name for name, fits in (("contiguous", True), ("transposed", rank >= 2), ("offset", True),
+                                         ("expanded", repeats_ok), ("channels_last", rank >= 3)) if fits)
+
+
+def _validate_layout(i: InputSpec, written: bool) -> None:
+    """Raise InvalidProgram unless ``i``'s layout is one of ``layouts_for`` it."""
+    if not isinstance(i.layout, str) or i.layout not in LAYOUTS:
+        raise InvalidProgram(f"input {i.name!r} has unknown layout {_short(i.layout)}; use one of {LAYOUTS}")
+    if i.layout not in layouts_for(i, written):
+        raise InvalidProgram(f"input {i.name!r}: layout {i.layout!r} does not fit a {len(i.shape)}-D "
+                             f"{'written' if written else i.values.kind} input")
 
 
 def _validate_dim(d: DimSpec) -> None:

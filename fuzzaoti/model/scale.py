@@ -19,11 +19,13 @@ program computes in is half precision (fp16/bf16, eps 2**-10 and 2**-7), it is f
 
 from __future__ import annotations
 
+import math
 from typing import Iterable, Mapping
 
 from fuzzaoti.errors import OverBudget
 
 from fuzzaoti.model import sizes
+from fuzzaoti.model.concrete import storage_elements
 from fuzzaoti.model.dtypes import FLOAT_DTYPES, ITEMSIZE
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.shapes import tensors
@@ -118,9 +120,12 @@ def _run_bytes(program: Program, infos, reference: str | None) -> int:
         peaks = [eager, eager_out + upcast + wide(made) + extra,
                  eager_out + wide(outputs) + eager]
     chunk = 12 * 8 * min(ORACLE_CHUNK, max(t.numel for t in outputs))
-    # an input the program writes into is copied for eager's call and for the compiled one's
-    copies = 2 * sum(_bytes(inputs[k].dtype, inputs[k].numel) for k in program.mutated_inputs())
-    return sum(_bytes(t.dtype, t.numel) for t in inputs) + copies + max(peaks) + chunk
+    # each input's whole storage (``layout``); one the program writes into is copied for eager's
+    # call and for the compiled one's
+    stored = [_bytes(t.dtype, storage_elements(t.shape, spec.layout)) for t, spec in zip(inputs, program.inputs)]
+    copies = 2 * sum(stored[k] for k in program.mutated_inputs())
+    state = 2 * sum(_bytes(t.dtype, math.prod(t.shape)) for t in program.state)  # eager's module and the package's
+    return sum(stored) + copies + state + max(peaks) + chunk
 
 
 def checked_bytes(program: Program, env: Mapping[str, int], max_bytes: int | None) -> int:
@@ -187,7 +192,7 @@ def family_reach(program: Program, env: Mapping[str, int]) -> dict[str, dict[str
 
 def _reach(program: Program, env: Mapping[str, int], nodes) -> dict[str, int]:
     infos = tensors(program, env)
-    values = {i.name: i.values for i in program.inputs}
+    values = {i.name: i.values for i in program.leaves}
     elements = index = batch = 0
     for node in nodes:
         elements = max([elements, infos[node.name].base] + [infos[a].base for a in node.args])

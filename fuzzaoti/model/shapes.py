@@ -163,7 +163,9 @@ def tensors(program: Program, env: Mapping[str, int]) -> dict[str, TensorInfo]:
     for spec in program.inputs:
         shape = tuple(sizes.evaluate(s, env) for s in spec.shape)
         out[spec.name] = TensorInfo(shape, spec.dtype, False, math.prod(shape))
-    strided: set[str] = set()
+    for t in program.state:
+        out[t.name] = TensorInfo(tuple(t.shape), t.dtype, False, math.prod(t.shape))
+    strided = {spec.name for spec in program.inputs if spec.layout in ("transposed", "expanded", "channels_last")}
     for node in program.nodes:
         args = [out[a] for a in node.args]
         rule, is_view = _RULES[node.op]

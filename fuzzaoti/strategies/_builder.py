@@ -5,6 +5,7 @@ Every strategy module draws through one ``Builder``; ``program()`` freezes and v
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 from fuzzaoti.model import sizes
 from fuzzaoti.model.concrete import tensor_bytes
 from fuzzaoti.errors import InvalidProgram
-from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values, layouts_for
 from fuzzaoti.strategies._profiles import Profile
+from fuzzaoti.strategies._state import with_state
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 INDEX_DTYPES = ("int64", "int32")
@@ -121,7 +123,16 @@ class Builder:
     def dims_by_name(self) -> dict[str, DimSpec]:
         return {d.name: d for d in self.dims}
 
-    def program(self, outputs: tuple[str, ...], configs: dict[str, Any]) -> Program:
-        return Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
-                       tuple(sorted(configs.items()))).validate()
+    def program(self, outputs: tuple[str, ...], configs: dict[str, Any], small: bool = False) -> Program:
+        """The drawn program; ``small`` (the small profile's), maybe with module state
+        (``_state.with_state``), and each input in a drawn layout (``layouts_for``)."""
+        program = Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
+                          tuple(sorted(configs.items()))).validate()
+        if not small:
+            return program
+        program = with_state(self.draw, program)
+        written = {program.inputs[k].name for k in program.mutated_inputs()}
+        laid = tuple(replace(i, layout=self.draw(st.sampled_from(layouts_for(i, i.name in written))))
+                     for i in program.inputs)
+        return program.with_(inputs=laid).validate()
 

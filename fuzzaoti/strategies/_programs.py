@@ -63,7 +63,7 @@ def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
         outputs.append(b.nodes[0].name)
     if outputs[-1] != t:
         outputs.insert(0, t)
-    return b.program(tuple(dict.fromkeys(outputs)), draw(st.sampled_from(configs)))
+    return b.program(tuple(dict.fromkeys(outputs)), draw(st.sampled_from(configs)), small=True)
 
 
 def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] | None = None,

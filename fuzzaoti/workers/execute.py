@@ -28,7 +28,7 @@ from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
-from fuzzaoti.check.oracle import called, compare_outputs, fresh, poison_like, reference_outputs
+from fuzzaoti.check.oracle import called, compare_outputs, fresh, poison_like, reference_outputs, written
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.scale import checked_bytes, fits, is_large, reference_dtype
 
@@ -61,11 +61,11 @@ class _Member:
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
 
-    @property
-    def model(self):
-        """The program's eager module, built once (its source is exec'd) for all its runs."""
+    def model(self, device: str):
+        """The program's eager module on ``device``, built once (its source is exec'd) for all
+        its runs, with the state the compiled one runs with (``Program.swaps_state``)."""
         if self._model is None:
-            self._model = render.load_program(self.program)["Repro"]()
+            self._model = render.instantiate(render.load_program(self.program), device, self.program.swaps_state)
         return self._model
 
     def expect(self, r: int, device: str) -> tuple[list, list, list]:
@@ -78,13 +78,13 @@ class _Member:
         mutated = self.program.mutated_inputs()
         with torch.no_grad():
             began = time.monotonic()
-            eager = called(self.model, fresh(inputs, mutated), mutated)
+            eager = called(self.model(device), fresh(inputs, mutated), mutated)
             if r < len(self.expected) and self.expected[r] == LATER:  # a big run: timed for ``slowest``
                 if device == "cuda":  # (a kept run is not: no synchronize in the eager pass)
                     torch.cuda.synchronize()
                 self.eager_s = time.monotonic() - began
-            reference = eager if ref_dtype is None else reference_outputs(self.model, inputs, getattr(torch, ref_dtype),
-                                                                          mutated)
+            reference = eager if ref_dtype is None else reference_outputs(self.model(device), inputs,
+                                                                          getattr(torch, ref_dtype), mutated)
         return inputs, eager, reference
 
     def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
@@ -315,7 +315,8 @@ class _Runner:
         self.run_s, judged = None, {}
         for k, m in enumerate(self.members):
             inputs = chosen[k][0] if k in chosen else None
-            if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k]):
+            if inputs is not None and not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k],
+                                                                [tuple(t.stride()) for t in inputs]):
                 m.skipped += 1
             elif inputs is not None:
                 judged[k] = chosen[k]
@@ -362,7 +363,7 @@ class _Runner:
             outputs = self.prepared.run(*[t for inputs in fed for t in inputs])
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return [outs + [fed[k][i] for i in writes[k]]  # each member's outputs, then the inputs it wrote
+        return [outs + written(fed[k], writes[k])  # each member's outputs, then the inputs it wrote
                 for k, outs in enumerate(batch.split_outputs(outputs, self.programs))]
 
     def probe(self, r: int, judged: dict[int, tuple]) -> set[int]:

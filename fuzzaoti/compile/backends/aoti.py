@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from fuzzaoti import compat
-from fuzzaoti.compile import assumptions
+from fuzzaoti.compile import assumptions, render
 from fuzzaoti.coverage import record
 from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, save_ranges, saved_ranges, stage
 from fuzzaoti.model.program import Program
@@ -18,7 +18,18 @@ class AotiBackend:
     def export(namespace: dict, example: list):
         """torch.export of a rendered program (``Repro`` and its ``dynamic_shapes``) on ``example``:
         the first stage of ``prepare``, also run alone to pin a batch's export failure."""
-        return compat.export(namespace["Repro"](), tuple(example), namespace["dynamic_shapes"](compat.dim_class()))
+        device = example[0].device if example else "cpu"
+        return compat.export(render.instantiate(namespace, device), tuple(example),
+                             namespace["dynamic_shapes"](compat.dim_class()))
+
+    @staticmethod
+    def load(path: str, program: Program, namespace: dict, device: str):
+        """The loaded package, its constants swapped for new values where the program says so
+        (``Program.swaps_state``): part of the load stage, as a user's update of weights is."""
+        loaded = compat.aoti_load(path, device)
+        if program.swaps_state:
+            render.swap_constants(loaded, namespace, device)
+        return loaded
 
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
@@ -33,11 +44,12 @@ class AotiBackend:
             with record.tracing():  # (recording only in a worker started to: WorkerConfig.coverage)
                 path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
-        loaded = stage("load", progress, lambda: compat.aoti_load(path, device))
+        loaded = stage("load", progress, lambda: self.load(path, program, namespace, device))
         if saved is None:
-            ranges, sizes = compat.exported_ranges(ep), compat.exported_sizes(ep)
+            ranges, sizes, strides = compat.exported_ranges(ep), compat.exported_sizes(ep), compat.exported_strides(ep)
             assumptions.save(path + ".assumptions.json", assumed)
-            save_ranges(path + ".ranges.json", ranges, sizes)
+            save_ranges(path + ".ranges.json", ranges, sizes, strides)
         else:
-            (ranges, sizes), assumed = saved, assumptions.load(path + ".assumptions.json")
-        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed, sizes=sizes)
+            (ranges, sizes, strides), assumed = saved, assumptions.load(path + ".assumptions.json")
+        return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed, sizes=sizes,
+                        strides=strides)

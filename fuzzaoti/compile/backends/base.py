@@ -51,17 +51,22 @@ Sizes = Mapping[tuple[int, int], str]
 @dataclass
 class Prepared:
     """A compiled program: call it with input tensors; ``accepts`` says which runtime sizes it
-    may legally be fed (inside the ranges export decided, and one size for the axes export gave
-    one symbol: ``sizes``), so no undefined input is ever run."""
+    may legally be fed (inside the ranges export decided, one size for the axes export gave one
+    symbol: ``sizes``, and the strides export recorded: ``strides``), so no undefined input is
+    ever run."""
 
     run: Callable[..., Any]
     ranges: Ranges
     assumptions: tuple = ()  # ``compile.assumptions.Assumption``s: size guards the package never checks
     sizes: Sizes = field(default_factory=dict)  # each symbolic axis's expression (``compat.exported_sizes``)
+    strides: Sizes = field(default_factory=dict)  # each input axis's stride (``compat.exported_strides``)
 
-    def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0) -> bool:
-        """True if inputs of these shapes, fed from input ``offset`` on, are in range and give
-        every symbol one value (an axis of ``s3 + 1`` one more than an axis of ``s3``)."""
+    def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0,
+                strides: list[tuple[int, ...]] | None = None) -> bool:
+        """True if inputs of these shapes (and ``strides``), fed from input ``offset`` on, are in
+        range, give every symbol one value (an axis of ``s3 + 1`` one more than an axis of
+        ``s3``) and have export's strides on every axis longer than 1 (an input whose layout
+        export fixed to the example's numbers, a gapped one, cannot change sizes)."""
         def fed(index: int) -> bool:
             return offset <= index < offset + len(shapes)
 
@@ -74,29 +79,36 @@ class Prepared:
         for size, expr in mine:
             if expr.isidentifier() and values.setdefault(expr, size) != size:
                 return False
-        return all(expr.isidentifier() or guards.evaluate(f"({expr}) == {size}", values) is not False
-                   for size, expr in mine)
+        if not all(expr.isidentifier() or guards.evaluate(f"({expr}) == {size}", values) is not False
+                   for size, expr in mine):
+            return False
+        return strides is None or all(
+            shapes[index - offset][axis] <= 1
+            or guards.evaluate(f"({expr}) == {strides[index - offset][axis]}", values) is not False
+            for (index, axis), expr in self.strides.items() if fed(index))
 
 
-def save_ranges(path: str, ranges: Ranges, sizes: Sizes) -> None:
+def save_ranges(path: str, ranges: Ranges, sizes: Sizes, strides: Sizes) -> None:
     """Write a package's input ranges and size expressions beside it, last (by a rename): a
     package whose ranges are there compiled and loaded, and can be loaded again without
     exporting (``saved_ranges``)."""
     with open(path + ".tmp", "w") as f:
         json.dump({"ranges": [[index, axis, lo, hi] for (index, axis), (lo, hi) in ranges.items()],
-                   "sizes": [[index, axis, expr] for (index, axis), expr in sizes.items()]}, f)
+                   "sizes": [[index, axis, expr] for (index, axis), expr in sizes.items()],
+                   "strides": [[index, axis, expr] for (index, axis), expr in strides.items()]}, f)
     os.replace(path + ".tmp", path)
 
 
-def saved_ranges(path: str) -> tuple[Ranges, Sizes] | None:
-    """The ranges and size expressions ``save_ranges`` wrote, or None if there are none."""
+def saved_ranges(path: str) -> tuple[Ranges, Sizes, Sizes] | None:
+    """The ranges, size and stride expressions ``save_ranges`` wrote, or None if there are none."""
     try:
         with open(path) as f:
             saved = json.load(f)
     except FileNotFoundError:
         return None
     return ({(index, axis): (lo, hi) for index, axis, lo, hi in saved["ranges"]},
-            {(index, axis): expr for index, axis, expr in saved["sizes"]})
+            {(index, axis): expr for index, axis, expr in saved["sizes"]},
+            {(index, axis): expr for index, axis, expr in saved.get("strides", [])})
 
 
 class Backend(Protocol):

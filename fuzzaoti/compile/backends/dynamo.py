@@ -6,6 +6,7 @@ Inductor with dynamic shapes. A bug that AOTI shows and both of these do not is 
 
 from __future__ import annotations
 
+from fuzzaoti.compile import render
 from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options
 from fuzzaoti.model.program import Program
 
@@ -23,7 +24,7 @@ class _DynamoBackend:
         # Inductor gets the program's configs (max_autotune, native_matmul...), as AOTI does:
         # otherwise a bug of a config looks like AOTI's own on the ladder
         options = inductor_options(program) if self.compiler == "inductor" else {}
-        compiled = torch.compile(namespace["Repro"](), backend=self.compiler, dynamic=True, fullgraph=True,
+        compiled = torch.compile(render.instantiate(namespace, device, program.swaps_state), backend=self.compiler, dynamic=True, fullgraph=True,
                                  options=options or None)
         return Prepared(run=lambda *inputs: list(compiled(*inputs)), ranges={})
 

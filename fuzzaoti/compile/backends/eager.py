@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fuzzaoti.compile import render
 from fuzzaoti.compile.backends.base import Prepared, Progress
 from fuzzaoti.model.program import Program
 
@@ -11,5 +12,5 @@ class EagerBackend:
 
     def prepare(self, program: Program, namespace: dict, example: list, device: str,
                 workdir: str, progress: Progress) -> Prepared:
-        model = namespace["Repro"]()
+        model = render.instantiate(namespace, device, program.swaps_state)
         return Prepared(run=lambda *inputs: list(model(*inputs)), ranges={})

@@ -6,7 +6,9 @@ mode is ``wrong`` (one output element off by one), ``raise`` (an exception at ru
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
 access past 2**31), ``lost-write`` (the inputs it writes into are left as they were: a package
-that never writes a mutation back), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
+that never writes a mutation back), ``spill`` (it writes into the element just before each
+written input that lies at a storage offset: a write outside the view), ``stale-state`` (the
+module's state is not swapped after loading, ``Program.swaps_state``), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
 ``hang`` (the run never returns). ``FUZZAOTI_FAKE_ASSUME=<guard>`` makes each compile
 "assume" that guard of its first dim, ``{d}`` (``{d} <= 8``), as Inductor assumes sizes AOTI
 never checks (``compile.assumptions``): the runs directed at it, in a worker process. Never the
@@ -19,6 +21,7 @@ import os
 import time
 
 from fuzzaoti.compile.assumptions import Assumption
+from fuzzaoti.compile import render
 from fuzzaoti.compile.backends.base import Prepared, Progress
 from fuzzaoti.model.program import Program
 
@@ -36,9 +39,10 @@ class FakeBackend:
         package = os.path.join(workdir, f"{program.id}.fake")
         progress("load" if os.path.exists(package) else "compile")
         open(package, "w").close()
-        model = namespace["Repro"]()
         op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
         tainted = _outputs_using(program, op)
+        model = render.instantiate(namespace, device, program.swaps_state and not (mode == "stale-state" and any(tainted)))
+        written = program.mutated_inputs()
         feeding = [i.name in _inputs_of(program, op) for i in program.inputs]
 
         def run(*inputs):
@@ -46,6 +50,10 @@ class FakeBackend:
                 return list(model(*[t.clone() for t in inputs]))
             outputs = list(model(*inputs))
             if not any(tainted):
+                return outputs
+            if mode in ("spill", "stale-state"):  # (the stale state is the model's own)
+                for t in (inputs[k] for k in written if mode == "spill" and inputs[k].storage_offset() > 0):
+                    t.new_empty(0).set_(t.untyped_storage(), t.storage_offset() - 1, (1,), (1,)).fill_(0)
                 return outputs
             if mode in ("raise-large", "crash-large"):
                 if any(f and max(t.shape, default=0) >= LARGE for t, f in zip(inputs, feeding)):
@@ -71,7 +79,7 @@ class FakeBackend:
 
 def _outputs_using(program: Program, op: str) -> list[bool]:
     """For each output: does ``op`` occur among the nodes it is computed from?"""
-    uses = {i.name: False for i in program.inputs}
+    uses = {i.name: False for i in program.leaves}
     for node in program.nodes:
         uses[node.name] = node.op == op or op == "*" or any(uses[a] for a in node.args)
     return [uses[o] for o in program.outputs]

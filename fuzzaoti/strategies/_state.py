@@ -1,0 +1,55 @@
+"""Module state: some of a drawn program's inputs made the module's parameters and buffers.
+
+A constant is where AOTInductor's own machinery starts: it is embedded in the package, folded
+into kernels under ``freezing`` or at load under runtime constant folding, and an index buffer
+can become a compile-time constant the code generator sees through. A module tensor has a
+static shape, so every dim an input uses is pinned at its export hint before the input becomes
+state, everywhere the program uses that dim (the program stays valid at every runtime shape
+its remaining dims allow). An input the program writes into stays an input (``StateSpec``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from fuzzaoti.model import sizes
+from fuzzaoti.model.program import STATE_KINDS, Program, StateSpec
+
+
+#: Elements of a drawn module tensor at most: a constant is embedded in the package, and
+#: 64 Ki elements keep a batch's constants a few MiB (validation allows ``STATE_MAX``).
+DRAWN_MAX = 1 << 16
+
+
+def with_state(draw, program: Program) -> Program:
+    """``program``, or, half the time, the same with some inputs it never writes into made
+    module state (at least one input stays an input), each a parameter or a buffer."""
+    written = {program.inputs[k].name for k in program.mutated_inputs()}
+    hints = program.hint_env()
+    candidates = [i for i in program.inputs if i.name not in written
+                  and math.prod(sizes.evaluate(s, hints) for s in i.shape) <= DRAWN_MAX]
+    if not candidates or not draw(st.booleans()):
+        return program
+    chosen = [i for i in candidates if draw(st.booleans())] or candidates[:1]
+    if len(chosen) == len(program.inputs):
+        chosen = chosen[:-1]
+    if not chosen:
+        return program
+    pinned = {n for i in chosen for s in i.shape + (i.values.low, i.values.high) if s is not None
+              for n in sizes.parse(s).dims}
+    hints = {d.name: d.hint for d in program.dims if d.name in pinned}
+
+    def fix(size):
+        return size if size is None or not set(sizes.parse(size).dims) <= set(hints) else sizes.evaluate(size, hints)
+
+    inputs = [replace(i, shape=tuple(fix(s) for s in i.shape),
+                      values=replace(i.values, low=fix(i.values.low), high=fix(i.values.high)))
+              for i in program.inputs]
+    names = {i.name for i in chosen}
+    state = tuple(StateSpec(i.name, i.dtype, tuple(i.shape), i.values, draw(st.sampled_from(STATE_KINDS)), seed=k)
+                  for k, i in enumerate(i for i in inputs if i.name in names))
+    return program.with_(dims=tuple(d for d in program.dims if d.name not in pinned),
+                         inputs=tuple(i for i in inputs if i.name not in names), state=state).validate()
