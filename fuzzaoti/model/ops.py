@@ -92,6 +92,9 @@ def _new_sizes(v: object) -> bool:
     return _ints(v) and list(v).count(-1) == 1 and all(x > 0 or x == -1 for x in v)
 
 
+EMBEDDING_BAG_MODES = ("sum", "mean", "max")
+
+
 def _dtype(v: object) -> bool:
     return v in DTYPES
 
@@ -206,6 +209,18 @@ _SPECS += [
     OpSpec("sort_indices", "reduction", 1, "torch.sort({a0}, {dim}).indices", {"dim": _nonneg}),
     OpSpec("topk_values", "reduction", 1, "torch.topk({a0}, {k}, {dim}).values",
            {"dim": _nonneg, "k": lambda v: is_int(v) and v >= 1}),
+    OpSpec("topk_indices", "reduction", 1, "torch.topk({a0}, {k}, {dim}).indices",
+           {"dim": _nonneg, "k": lambda v: is_int(v) and v >= 1}),
+    OpSpec("embedding_bag", "indexing", 2, "torch.nn.functional.embedding_bag({a1}, {a0}, mode='{mode}')",
+           {"mode": lambda v: v in EMBEDDING_BAG_MODES}),
+    OpSpec("one_hot", "indexing", 1, "torch.nn.functional.one_hot({a0}, {classes})",
+           {"classes": lambda v: is_int(v) and 1 <= v <= 1024}),
+    OpSpec("bucketize", "indexing", 2, "torch.bucketize({a1}, torch.sort({a0}).values, right={right})",
+           {"right": lambda v: isinstance(v, bool)}),
+    # sizes read from data (unbacked): each result's length is known only when it has run
+    OpSpec("masked_select", "indexing", 2, "torch.masked_select({a0}, {a1})", {}),
+    OpSpec("nonzero", "indexing", 1, "torch.nonzero({a0})", {}),
+    OpSpec("repeat_interleave", "indexing", 2, "torch.repeat_interleave({a0}, {a1}, dim=0)", {}),
     OpSpec("mm", "matmul", 2, "torch.mm({a0}, {a1})", {}),
     OpSpec("addmm", "matmul", 3, "torch.addmm({a0}, {a1}, {a2})", {}),
     OpSpec("linear", "matmul", 3, "torch.nn.functional.linear({a0}, {a1}, {a2})", {}),

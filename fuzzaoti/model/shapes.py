@@ -70,6 +70,8 @@ def _matmul(a: Shape, m: Shape) -> Shape:
     return a[:-1] + (m[-1],)
 
 
+REPEATS_MAX = 3  # the most times repeat_interleave repeats a row (its repeats are drawn in [0, 3])
+
 # op -> (shape rule over (arg shapes, attrs), is a view); dtypes follow the first arg unless _DTYPE says
 _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "bmm": (lambda s, a: _matmul(s[0], s[1]), False),
@@ -113,6 +115,14 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "argmax": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "argmin": (lambda s, a: drop_axis(s[0], a["dim"]), False),
     "topk_values": (lambda s, a: replace_axis(s[0], a["dim"], a["k"]), False),
+    "topk_indices": (lambda s, a: replace_axis(s[0], a["dim"], a["k"]), False),
+    "embedding_bag": (lambda s, a: (s[1][0], s[0][1]), False),
+    "one_hot": (lambda s, a: s[0] + (a["classes"],), False),
+    "bucketize": (lambda s, a: s[1], False),
+    # a size read from data, at most: the bound the byte budget plans with
+    "masked_select": (lambda s, a: (math.prod(_broadcast(s[0], s[1])),), False),
+    "nonzero": (lambda s, a: (math.prod(s[0]), len(s[0])), False),
+    "repeat_interleave": (lambda s, a: (s[0][0] * REPEATS_MAX,) + s[0][1:], False),
     "mm": (lambda s, a: (s[0][0], s[1][1]), False),
     "addmm": (lambda s, a: (s[1][0], s[2][1]), False),
     "linear": (lambda s, a: s[0][:-1] + (s[1][0],), False),
@@ -142,7 +152,8 @@ def _swap(shape: Shape, d0: int, d1: int) -> Shape:
 
 
 #: ops whose result is an index (int64) whatever they read
-_INDEX_RESULT = {"argmax", "argmin", "sort_indices", "searchsorted"}
+_INDEX_RESULT = {"argmax", "argmin", "sort_indices", "searchsorted", "topk_indices", "one_hot", "bucketize",
+                 "nonzero"}
 #: ops whose result dtype is their second argument's (a bias or a mask comes first)
 _SECOND_ARG_DTYPE = {"baddbmm", "addmm", "where"}
 

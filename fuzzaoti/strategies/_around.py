@@ -1,10 +1,13 @@
 """Core ops users export around bmm and indexing: accumulating, copying and filling index ops,
-masks, embeddings, searchsorted, arg-reductions, scans and sorts, 2-D matmuls and attention.
+masks, embeddings and bags, one-hot, searchsorted and bucketize, arg-reductions, scans and sorts,
+2-D matmuls and attention, and results of a length read from data.
 
 Each draws operands valid at every runtime size in the declared ranges, and whose result is
 unique wherever eager's is: duplicate indices are drawn freely for the ops that accumulate
 (``index_add``, ``scatter_add``, ``scatter_reduce``), never for ``index_copy`` (a permutation of
-the rows); argmax, argmin and sort indices read rows of distinct values (a permutation input).
+the rows); argmax, argmin, sort and topk indices read rows of distinct values (a permutation
+input). ``masked_select``, ``nonzero`` and ``repeat_interleave`` give results whose length is read
+from data (an unbacked size).
 ``AROUND`` maps each op name to its function, as ``_core.CORE`` does.
 """
 
@@ -12,9 +15,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fuzzaoti.model.ops import SCATTER_REDUCTIONS
+from fuzzaoti.model.ops import EMBEDDING_BAG_MODES, SCATTER_REDUCTIONS
 from fuzzaoti.model.program import Values
-from fuzzaoti.model.shapes import drop_axis, replace_axis
+from fuzzaoti.model.shapes import REPEATS_MAX, drop_axis, replace_axis
 from fuzzaoti.strategies._builder import FLOAT_DTYPES, INDEX_DTYPES, Builder
 from fuzzaoti.strategies._core import source
 
@@ -139,6 +142,63 @@ def _topk_values(b: Builder) -> str:
     return b.add_node("topk_values", (x,), replace_axis(shape, dim, k), b.dtypes[x], dim=dim, k=k)
 
 
+def _topk_indices(b: Builder) -> str:
+    """topk indices along rows of distinct values: no ties, so the indices are eager's."""
+    x = _distinct_rows(b)
+    k = b.draw(st.integers(1, max(1, b.min_of(b.shapes[x][1]))))
+    return b.add_node("topk_indices", (x,), replace_axis(b.shapes[x], 1, k), "int64", dim=1, k=k)
+
+
+def _embedding_bag(b: Builder) -> str:
+    """A bag of ``length`` rows per output row, summed, averaged or maxed (a max of values:
+    unique even where two rows tie)."""
+    rows, width, bags, length = b.size(), b.size(), b.size(), b.size()
+    weight = b.add_input(b.draw(st.sampled_from(FLOAT_DTYPES)), (rows, width))
+    idx = b.index_input((bags, length), rows, negative=False, dtypes=("int64",))
+    return b.add_node("embedding_bag", (weight, idx), (bags, width), b.dtypes[weight],
+                      mode=b.draw(st.sampled_from(EMBEDDING_BAG_MODES)))
+
+
+def _one_hot(b: Builder) -> str:
+    classes = b.draw(st.integers(1, 16))
+    idx = b.add_input("int64", tuple(b.size() for _ in range(b.draw(st.integers(1, 2)))), Values("int", 0, classes))
+    return b.add_node("one_hot", (idx,), b.shapes[idx] + (classes,), "int64", classes=classes)
+
+
+def _bucketize(b: Builder) -> str:
+    dtype = b.draw(st.sampled_from(FLOAT_DTYPES))
+    boundaries = b.add_input(dtype, (b.size(),))
+    values_shape = tuple(b.size() for _ in range(b.draw(st.integers(1, 2))))
+    values = b.add_input(dtype, values_shape)
+    return b.add_node("bucketize", (boundaries, values), values_shape, "int64", right=b.draw(st.booleans()))
+
+
+def _summed(b: Builder, t: str) -> str:
+    """``t``, whose axis 0 has a length read from data, summed over that axis: a result of a
+    static shape again, which later ops can take (as ``_core._narrow_to_item`` does)."""
+    dtype = b.dtypes[t]
+    return b.add_node("sum", (t,), b.shapes[t][1:], dtype if dtype in FLOAT_DTYPES else "int64", dim=0)
+
+
+def _masked_select(b: Builder) -> str:
+    """The elements of ``x`` where a mask holds: a 1-D result of a length read from data."""
+    x = source(b, 1)
+    return _summed(b, b.add_node("masked_select", (x, mask(b, b.shapes[x])), ("u",), b.dtypes[x]))
+
+
+def _nonzero(b: Builder) -> str:
+    m = b.add_input("bool", tuple(b.size() for _ in range(b.draw(st.integers(1, 3)))), Values("bool"))
+    return _summed(b, b.add_node("nonzero", (m,), ("u", len(b.shapes[m])), "int64"))
+
+
+def _repeat_interleave(b: Builder) -> str:
+    """Each row of ``x`` repeated 0 to ``REPEATS_MAX`` times, as its repeats tensor says."""
+    x = source(b, 1)
+    shape = b.shapes[x]
+    repeats = b.add_input("int64", shape[:1], Values("int", 0, REPEATS_MAX + 1))
+    return _summed(b, b.add_node("repeat_interleave", (x, repeats), ("u",) + shape[1:], b.dtypes[x]))
+
+
 def _mm(b: Builder, op: str) -> str:
     """mm; addmm with a bias of every shape that broadcasts (0-d, a row, a column of one, the
     whole result); linear over a 2-D or 3-D input with its weight (out, in) and bias."""
@@ -187,4 +247,11 @@ AROUND = {
     "addmm": lambda b: _mm(b, "addmm"),
     "linear": lambda b: _mm(b, "linear"),
     "sdpa": _sdpa,
+    "topk_indices": _topk_indices,
+    "embedding_bag": _embedding_bag,
+    "one_hot": _one_hot,
+    "bucketize": _bucketize,
+    "masked_select": _masked_select,
+    "nonzero": _nonzero,
+    "repeat_interleave": _repeat_interleave,
 }

@@ -20,7 +20,8 @@ CORE_OPS = ("bmm", "matmul", "baddbmm", "heads_bmm", "index_select", "gather", "
             # the ops around them (``strategies._around``)
             "index_add", "index_copy", "index_fill", "masked_fill", "where", "scatter_add", "scatter_reduce",
             "embedding", "searchsorted", "argmax", "argmin", "sort_indices", "cumsum", "sort_values",
-            "topk_values", "mm", "addmm", "linear", "sdpa",
+            "topk_values", "mm", "addmm", "linear", "sdpa", "topk_indices", "embedding_bag", "one_hot", "bucketize",
+            "masked_select", "nonzero", "repeat_interleave",
             # in-place writes into an input or an intermediate (``strategies._mutation``)
             "index_put_", "index_add_", "scatter_add_", "masked_fill_", "mul_", "narrow_copy_", "narrow_add_")
 

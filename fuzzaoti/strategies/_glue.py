@@ -117,7 +117,7 @@ assert tuple(_GLUE) == GLUE_OPS
 def epilogue(b: Builder, t: str) -> str:
     """A fusable op after ``t``: glue, pointwise, cat, split, a reduction, or a cast (what an
     epilogue that does not fit ``t`` becomes)."""
-    kinds = ["unary", "binary", "affine", "cast", "cat", "glue", "glue"]
+    kinds = ["unary", "binary", "affine", "cast"] + (["cat", "glue", "glue"] if b.shapes[t] else [])  # (0-d: a sum)
     kinds += ["sum", "split"] if len(b.shapes[t]) > 1 else []
     out = _EPILOGUES[b.draw(st.sampled_from(kinds))](b, t, b.shapes[t], b.dtypes[t])
     return _cast(b, t, b.shapes[t], b.dtypes[t]) if out is None else out
