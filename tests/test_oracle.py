@@ -199,3 +199,12 @@ def test_the_next_output_of_a_poisoned_size_finds_the_poison_not_stale_eager_val
         assert torch.isnan(output).all()
     else:
         assert (output == poison).all()
+
+
+def test_a_package_that_hands_back_none_for_an_output_is_a_mismatch_not_a_crash():
+    import torch
+
+    from fuzzaoti.check.oracle import compare_outputs
+
+    eager = [torch.ones(3)]
+    assert compare_outputs([None], eager, eager)["reason"] == "type"

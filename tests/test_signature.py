@@ -79,3 +79,12 @@ def test_an_illegal_memory_access_while_running_names_the_programs_core_ops(bmm_
     assert same_bug(signature(fault, bmm_index_program), signature(fault))  # shrinking may drop ops
     at_compile = Outcome("compile", "illegal_memory_access", "InductorError: AcceleratorError: CUDA error: x")
     assert " via " not in signature(at_compile, bmm_index_program)  # (autotuning: the known entry's text)
+
+
+def test_a_printed_set_of_names_signs_the_same_in_any_order():
+    # Inductor prints a set (placeholders={...}) in the order of the process's hash seed: one
+    # bug was three findings, 'FAILS differently' from itself on the triage ladder
+    from fuzzaoti.check.signature import normalize
+
+    first = normalize("AssertionError: n=copy_, n.args[0]=permute, placeholders={arg1_1, arg0_1}, graph=graph():")
+    assert first == normalize("AssertionError: n=copy_, n.args[0]=permute, placeholders={arg0_1, arg1_1}, graph=graph():")

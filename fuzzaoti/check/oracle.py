@@ -142,6 +142,8 @@ def compare_tensor(actual, eager, reference, tol_mult=DEFAULT_TOL_MULT, min_eps=
     in chunks of ``CHUNK`` elements, so its float64 temporaries stay a few hundred MiB whatever
     the output's size: one pass for the global error scales, one for the verdict.
     """
+    if not isinstance(actual, torch.Tensor):  # (a package that hands back None for an output)
+        return {"reason": "type", "detail": f"{type(actual).__name__} where eager has a tensor"}
     if tuple(actual.shape) != tuple(eager.shape):
         return {"reason": "shape", "detail": f"shape {list(actual.shape)}, eager {list(eager.shape)}"}
     if actual.dtype != eager.dtype:

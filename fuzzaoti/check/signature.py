@@ -41,8 +41,14 @@ _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b[:(]")
 _KERNEL_INTRO = re.compile(r":\s*(?:An exception occurred in a subprocess|at \d+:\d+)\s*:?\s*$")
 
 
+#: a printed set of names (``placeholders={arg1_1, arg0_1}``): its order is the hash seed's
+_NAME_SET = re.compile(r"\{(\w+(?:, \w+)+)\}")
+
+
 def normalize(text: str) -> str:
-    """``text`` with volatile parts replaced by placeholders."""
+    """``text`` with volatile parts replaced by placeholders, and each printed set of names in
+    sorted order."""
+    text = _NAME_SET.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
     for pattern, repl in _VOLATILE:
         text = pattern.sub(repl, text)
     return text.strip()[:200]

@@ -43,8 +43,11 @@ def features(program: Program) -> frozenset[str]:
     """What a trigger can ask of a program: its ops, ``derived-dim`` when an input axis is sized
     by an expression of a dim (``d+1``, ``2*d``), ``unbounded-dim`` when a dim has no finite
     max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max), ``int64-literal`` when
-    an op's integer argument does not fit in int32, and ``config:KEY`` for each truthy config."""
+    an op's integer argument does not fit in int32, ``module-state`` when the module holds
+    parameters or buffers, and ``config:KEY`` for each truthy config."""
     found = set(program.ops)
+    if program.state:
+        found.add("module-state")
     if any(d.unbounded for d in program.dims):
         found.add("unbounded-dim")
     if any(isinstance(v, int) and not isinstance(v, bool) and not -2**31 <= v < 2**31

@@ -24,6 +24,9 @@ DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
 # int8 values all below 0, or a min over values all above, is where Inductor's CPU vector
 # reductions went wrong (inactive lanes' zeros won; pytorch#191499): mixed values never show it
 INT_RANGES = ((-100, 100), (-100, 0), (1, 100))
+#: ops whose index (their second argument) may name one target many times, each adding into it
+ACCUMULATING = frozenset({"index_add", "index_add_", "index_put_", "scatter_add", "scatter_add_", "scatter_reduce",
+                          "embedding_bag"})
 
 
 class Builder:
@@ -132,7 +135,13 @@ class Builder:
             return program
         program = with_state(self.draw, program)
         written = {program.inputs[k].name for k in program.mutated_inputs()}
-        laid = tuple(replace(i, layout=self.draw(st.sampled_from(layouts_for(i, i.name in written))))
+        # an index whose rows all repeat the first sends every row to the same targets: an
+        # accumulating op then sums tens of half-precision values into one element in another
+        # order than eager's (56 bf16 adds into one element came out 1.4 off, the tolerance
+        # 1.29; in float32 the same program passes): rounding, not a miscompile
+        piled = {n.args[1] for n in program.nodes if n.op in ACCUMULATING}
+        laid = tuple(replace(i, layout=self.draw(st.sampled_from(
+                         [k for k in layouts_for(i, i.name in written) if not (k == "expanded" and i.name in piled)])))
                      for i in program.inputs)
         return program.with_(inputs=laid).validate()
 
