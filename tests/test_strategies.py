@@ -182,9 +182,9 @@ def test_batch_configs_give_each_config_set_about_the_same_compile_time():
 
     for device in ("cuda", "cpu"):
         drawn = batch_config_sets(device)
-        dearest = max(map(config_cost, config_sets(device)))
+        dearest = max(config_cost(c, device) for c in config_sets(device))
         for configs in config_sets(device):
-            share = drawn.count(configs) * config_cost(configs)  # draws times cost: its compile time, in default-compile units
+            share = drawn.count(configs) * config_cost(configs, device)  # draws times cost: its compile time, in default-compile units
             assert 0.6 * dearest <= share <= 1.4 * dearest, (device, configs, share)
     assert {} in batch_config_sets("cpu") and len(config_sets("cpu")) >= 5  # the CPU's own sets
 

@@ -9,16 +9,21 @@ from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.configs import CONFIG_SETS
 
 #: Compile cost per program of a config that makes a compile dearer, relative to the defaults,
-#: in worker-seconds per program of H200 campaigns (torch 2.11, 2 workers; printed by the
-#: campaign summary): defaults 1.1, max_autotune 7.0 and 8.6 (every GEMM's Triton choices
-#: compiled and timed, which batching does not share), triton.native_matmul 3.3 in two runs.
-#: (An older engine measured 1.7, 5.4 and 7.4: re-measure when the engine changes.)
-CONFIG_COST = {"max_autotune": 7, "triton.native_matmul": 3}
+#: per device, in worker-seconds per program as a campaign summary prints them. CUDA (H200
+#: campaigns, torch 2.11, 2 workers): defaults 1.1, max_autotune 7.0 and 8.6 (every GEMM's
+#: Triton choices compiled and timed, which batching does not share), triton.native_matmul 3.3
+#: in two runs. CPU (a 2-core 40-minute campaign, torch 2.15, 2764 programs): defaults 0.9,
+#: simd256 0.8, scalar 0.6, one_thread 1.2, freezing 1.2, runtime constant folding 0.9, and the
+#: C++ GEMM template under max_autotune 0.9: every CPU set within 1.4x of the defaults, none
+#: priced. (Re-measure when the engine changes.)
+CONFIG_COST = {"cuda": {"max_autotune": 7, "triton.native_matmul": 3}, "cpu": {}}
 
 
-def config_cost(configs: dict[str, Any]) -> int:
-    """What a program compiled with ``configs`` costs, in default-compile units (its dearest key)."""
-    return max([CONFIG_COST.get(key, 1) for key in configs] or [1])
+def config_cost(configs: dict[str, Any], device: str = "cuda") -> int:
+    """What a program compiled with ``configs`` on ``device`` costs, in default-compile units
+    (its dearest key)."""
+    costs = CONFIG_COST.get(device, {})
+    return max([costs.get(key, 1) for key in configs] or [1])
 
 
 def named_config_sets(device: str) -> dict[str, dict[str, Any]]:
@@ -46,6 +51,6 @@ def batch_config_sets(device: str, only: str | None = None) -> list[dict[str, An
             raise InvalidArgument(f"config set {only!r} {why}: use one of {', '.join(named)}")
         return [named[only]]
     sets = config_sets(device)
-    costs = [config_cost(c) for c in sets]
+    costs = [config_cost(c, device) for c in sets]
     return [c for c, cost in zip(sets, costs) for _ in range(round(max(costs) / cost))]
 
