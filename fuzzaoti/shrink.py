@@ -41,11 +41,12 @@ class ShrinkResult:
 
 
 def size_key(case: Case) -> tuple:
-    """What "smaller" means: fewer ops, inputs and dims, simpler configs, layouts, dims and
-    dtypes, then a smaller runtime shape (the smallest of the case's runs)."""
+    """What "smaller" means: fewer ops, tensors (inputs and state) and dims, simpler configs,
+    fewer constants (an input in place of module state), layouts, simpler dims and dtypes, then a
+    smaller runtime shape (the smallest of the case's runs)."""
     p = case.program
     smallest_run = min(sum(v for _, v in env) for env, _ in case.runs) if case.runs else 0
-    return (len(p.nodes), len(p.inputs), len(p.dims), len(p.outputs), len(p.configs),
+    return (len(p.nodes), len(p.leaves), len(p.dims), len(p.outputs), len(p.configs), len(p.state),
             sum(i.layout != "contiguous" for i in p.inputs), sum(d.kind != "range" for d in p.dims), sum(d.max is None for d in p.dims),
             sum(d != "float32" for d in p.float_dtypes()),
             sum(i.dtype == "int32" for i in p.inputs), smallest_run, sum(d.hint for d in p.dims))
@@ -104,6 +105,8 @@ def _program_candidates(p: Program) -> Iterator[Program | None]:
         yield _bypassed(p, node)
     if p.configs:
         yield p.with_(configs=())
+    for some in ([None] if len(p.state) > 1 else []) + [{t.name} for t in p.state]:  # state as inputs
+        yield p.state_as_inputs(some)
     laid = [i for i in p.inputs if i.layout != "contiguous"]
     for some in ([laid] if len(laid) > 1 else []) + [[i] for i in laid]:  # all contiguous, then one at a time
         yield p.with_(inputs=tuple(replace(i, layout="contiguous") if i in some else i for i in p.inputs))

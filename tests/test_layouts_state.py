@@ -113,10 +113,15 @@ def test_a_run_whose_strides_are_not_export_s_is_not_accepted():
     assert prepared.accepts([(1, 3)], 0, [(3, 1)])  # (an axis of one: its stride is never read)
 
 
-def test_shrink_tries_each_input_contiguous():
+def test_shrink_tries_each_input_contiguous_and_the_state_as_inputs():
+    from fuzzaoti.model.case import Case as C
+    from fuzzaoti.shrink import size_key
+
     p = _laid()
-    layouts = {tuple(i.layout for i in c.inputs) for c in _program_candidates(p) if c is not None}
-    assert ("contiguous",) * len(p.inputs) in layouts
+    candidates = [c for c in _program_candidates(p) if c is not None]
+    assert ("contiguous",) * len(p.inputs) in {tuple(i.layout for i in c.inputs) for c in candidates}
+    plain = [c for c in candidates if not c.state]
+    assert plain and size_key(C(plain[0], (((("d0", 3),), 0),))) < size_key(C(p, (((("d0", 3),), 0),)))
 
 
 def test_the_eager_module_and_every_backend_build_the_same_state():

@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from fuzzaoti.corpus.known_bugs import mark_member
 from fuzzaoti.model import sizes
-from fuzzaoti.model.program import InputSpec, Program
+from fuzzaoti.model.program import Program
 from fuzzaoti.check.signature import same_bug, signature
 from fuzzaoti.model.case import Case
 
@@ -65,8 +65,7 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
         yield "contiguous inputs", Case(p.with_(inputs=tuple(replace(i, layout="contiguous") for i in p.inputs)),
                                         case.runs)
     if p.state:  # a pass says the package's constants decided it (folded, prepacked, swapped)
-        as_inputs = tuple(InputSpec(t.name, t.dtype, t.shape, t.values) for t in p.state)
-        yield "constants as inputs", Case(p.with_(state=(), inputs=p.inputs + as_inputs), case.runs)
+        yield "constants as inputs", Case(p.state_as_inputs(), case.runs)
     if p.dims:
         yield "static shapes", Case(_static(p, values), (((), seed),))
     if any(n.op == "bmm" for n in p.nodes):

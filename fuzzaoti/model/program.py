@@ -153,6 +153,13 @@ class Program:
     def with_(self, **changes: Any) -> Program:
         return replace(self, **changes)
 
+    def state_as_inputs(self, names: set[str] | None = None) -> Program:
+        """The program with its module state (or the tensors of it named) taken as inputs instead:
+        the same computation, the values drawn per run as an input's are."""
+        moved = tuple(t for t in self.state if names is None or t.name in names)
+        return replace(self, state=tuple(t for t in self.state if t not in moved),
+                       inputs=self.inputs + tuple(InputSpec(t.name, t.dtype, t.shape, t.values) for t in moved))
+
     def float_dtypes(self) -> set[str]:
         """Float dtypes the program computes in: those of its float inputs and cast targets."""
         names = {i.dtype for i in self.inputs if i.dtype in FLOAT_DTYPES}

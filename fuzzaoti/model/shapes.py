@@ -71,6 +71,8 @@ def _matmul(a: Shape, m: Shape) -> Shape:
 
 
 REPEATS_MAX = 3  # the most times repeat_interleave repeats a row (its repeats are drawn in [0, 3])
+#: ops whose result has a length read from data: their shape here is its bound
+UNBACKED = frozenset({"narrow_to_item", "masked_select", "nonzero", "repeat_interleave"})
 
 # op -> (shape rule over (arg shapes, attrs), is a view); dtypes follow the first arg unless _DTYPE says
 _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
