@@ -47,7 +47,8 @@ def size_key(case: Case) -> tuple:
     p = case.program
     smallest_run = min(sum(v for _, v in env) for env, _ in case.runs) if case.runs else 0
     return (len(p.nodes), len(p.leaves), len(p.dims), len(p.outputs), len(p.configs), len(p.state),
-            sum(i.layout != "contiguous" for i in p.inputs), sum(d.kind != "range" for d in p.dims), sum(d.max is None for d in p.dims),
+            sum(i.layout != "contiguous" for i in p.inputs),
+            sum(d.kind != "range" for d in p.dims), sum(d.max is None for d in p.dims),
             sum(d != "float32" for d in p.float_dtypes()),
             sum(i.dtype == "int32" for i in p.inputs), smallest_run, sum(d.hint for d in p.dims))
 

@@ -170,8 +170,9 @@ def repro(finding_id, corpus_path, output) -> None:
               help="Bytes of one checked run.  [default: the profile's; large on a CUDA node: as a campaign's]")
 @click.option("--seed", type=int, default=0, show_default=True)
 def strategies(n, device, profile, max_bytes, seed) -> None:
-    """Histograms of what the generator draws: ops, dtypes, input layouts, module state, dim kinds, size classes, configs; and
-    its runtime shapes by size class, per op family and per big dim kind (drawn, not run)."""
+    """Histograms of what the generator draws: ops, dtypes, input layouts, module state, dim kinds,
+    size classes, configs; and its runtime shapes by size class, per op family and per big dim
+    kind (drawn, not run)."""
     from fuzzaoti.strategies import histograms as coverage
     from fuzzaoti.workers.placement import default_max_bytes, default_workers
     from fuzzaoti.strategies import cases, programs

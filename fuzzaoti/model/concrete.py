@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping
 
 from fuzzaoti.model import sizes
@@ -41,9 +42,7 @@ OFFSET = 3  # poison elements on each side of an ``offset`` input (``inputs.OFFS
 def storage_elements(shape: Iterable[int], layout: str) -> int:
     """Elements of the storage an input of ``shape`` and ``layout`` occupies (its byte budget)."""
     shape = list(shape)
-    n = 1
-    for s in shape:
-        n *= s
+    n = math.prod(shape)
     if layout == "offset":
         return n + 2 * OFFSET
     if layout == "expanded" and shape and shape[0] > 0:

@@ -24,8 +24,8 @@ class _DynamoBackend:
         # Inductor gets the program's configs (max_autotune, native_matmul...), as AOTI does:
         # otherwise a bug of a config looks like AOTI's own on the ladder
         options = inductor_options(program) if self.compiler == "inductor" else {}
-        compiled = torch.compile(render.instantiate(namespace, device, program.swaps_state), backend=self.compiler, dynamic=True, fullgraph=True,
-                                 options=options or None)
+        model = render.instantiate(namespace, device, program.swaps_state)
+        compiled = torch.compile(model, backend=self.compiler, dynamic=True, fullgraph=True, options=options or None)
         return Prepared(run=lambda *inputs: list(compiled(*inputs)), ranges={})
 
 

@@ -8,7 +8,8 @@ mode is ``wrong`` (one output element off by one), ``raise`` (an exception at ru
 access past 2**31), ``lost-write`` (the inputs it writes into are left as they were: a package
 that never writes a mutation back), ``spill`` (it writes into the element just before each
 written input that lies at a storage offset: a write outside the view), ``stale-state`` (the
-module's state is not swapped after loading, ``Program.swaps_state``), ``slow`` (each run takes 5 s, its outputs right: big runs on a CPU), or
+module's state is not swapped after loading, ``Program.swaps_state``), ``slow`` (each run
+takes 5 s, its outputs right: big runs on a CPU), or
 ``hang`` (the run never returns). ``FUZZAOTI_FAKE_ASSUME=<guard>`` makes each compile
 "assume" that guard of its first dim, ``{d}`` (``{d} <= 8``), as Inductor assumes sizes AOTI
 never checks (``compile.assumptions``): the runs directed at it, in a worker process. Never the
@@ -41,7 +42,8 @@ class FakeBackend:
         open(package, "w").close()
         op, _, mode = os.environ.get("FUZZAOTI_FAKE_FAULT", ":").partition(":")
         tainted = _outputs_using(program, op)
-        model = render.instantiate(namespace, device, program.swaps_state and not (mode == "stale-state" and any(tainted)))
+        stale = mode == "stale-state" and any(tainted)  # (the model keeps the state it was compiled with)
+        model = render.instantiate(namespace, device, program.swaps_state and not stale)
         written = program.mutated_inputs()
         feeding = [i.name in _inputs_of(program, op) for i in program.inputs]
 
@@ -51,9 +53,10 @@ class FakeBackend:
             outputs = list(model(*inputs))
             if not any(tainted):
                 return outputs
-            if mode in ("spill", "stale-state"):  # (the stale state is the model's own)
-                for t in (inputs[k] for k in written if mode == "spill" and inputs[k].storage_offset() > 0):
+            if mode == "spill":
+                for t in (inputs[k] for k in written if inputs[k].storage_offset() > 0):
                     t.new_empty(0).set_(t.untyped_storage(), t.storage_offset() - 1, (1,), (1,)).fill_(0)
+            if mode in ("spill", "stale-state"):
                 return outputs
             if mode in ("raise-large", "crash-large"):
                 if any(f and max(t.shape, default=0) >= LARGE for t, f in zip(inputs, feeding)):
