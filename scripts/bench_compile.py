@@ -55,7 +55,7 @@ def draw_programs(count: int, device: str, profile: str, max_bytes: int | None, 
 
 
 def _example(program, device: str) -> list:
-    return make_inputs(input_specs(program, program.hint_env()), 0, device)
+    return make_inputs(input_specs(program, program.hint_env(), example=True), 0, device)
 
 
 def exports(program, device: str) -> bool:

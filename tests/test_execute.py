@@ -222,3 +222,15 @@ def test_past_its_stop_at_a_worker_answers_with_the_runs_it_has_checked(monkeypa
     assert (first.symptom, first.runs_checked, first.runs_cut) == ("pass", 3, 1)
     assert (second.symptom, second.runs_checked, second.runs_cut) == ("pass", 2, 2)
     assert check_batch(Job("fake", "cpu", cases, stop_at=1500.0), lambda stage: None).cases == (None, None)
+
+
+def test_a_program_the_byte_model_cannot_size_is_invalid_when_eager_refuses_it_too():
+    # a shrink candidate that bypassed a node can feed an op an argument of the wrong rank: the
+    # byte model's shape rules fail before eager runs (a harness failure on a GPU campaign);
+    # eager refuses the program too, so it is invalid, not a fuzzaoti error
+    d = DimSpec("d0", 2, None, 4)
+    program = Program((d,), (InputSpec("x0", "float32", ("d0", 3)),),
+                      (Node("t0", "sum", ("x0",), (("dim", 1),)), Node("t1", "transpose", ("t0",), (("d0", 0), ("d1", 1)))),
+                      ("t1",))
+    (outcome,) = check_batch(_job([program], RUNS[:2], max_bytes=1 << 20), lambda stage: None).cases
+    assert (outcome.stage, outcome.symptom) == ("eager", "invalid") and "Dimension out of range" in outcome.message

@@ -167,3 +167,25 @@ def test_a_cpu_int8_amax_that_inductor_gets_wrong_too_is_a_member_of_the_inactiv
         evidence = {"device": "cpu", "d0": 40, "inductor": "FAILS (same bug)", **changes}
         corpus, fid = _family_finding(tmp_path, **evidence)
         assert mark_member(corpus, fid, lambda line: None) is None, changes
+
+
+def test_a_cuda_write_lost_to_the_aligned_copy_is_a_member_only_when_the_written_input_moved(tmp_path):
+    # a wrong value shares its signature with every other one: the rule asks that the input it
+    # writes into was aligned at export and not at the run (offset_at_run), on CUDA
+    from fuzzaoti.corpus.known_bugs import mark_member
+    from fuzzaoti.model.program import InputSpec, Node, Program
+
+    def finding(layout, device="cuda", contiguous="passes"):
+        program = Program((), (InputSpec("x0", "float32", (20,), layout=layout), InputSpec("x1", "float32", (20,))),
+                          (Node("t0", "mul_", ("x0", "x1")),), ("t0",)).validate()
+        corpus = Corpus.open(str(tmp_path / f"{layout}{device}{contiguous[:4]}.db"), create=True)
+        fid, _ = corpus.record_failure(None, device, None, "compare/mismatch/values", {"stage": "compare",
+                                       "symptom": "mismatch"}, program.to_json(), [{"env": {}, "seed": 0}], {})
+        corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": "passes",
+                                "aoti": "FAILS (same bug)"}, {"contiguous inputs": contiguous})
+        return corpus, fid
+
+    note = mark_member(*finding("offset_at_run"), lambda line: None)
+    assert note.startswith("same root cause as aoti-cuda-misaligned-written-input-loses-write"), note
+    for changes in ({"layout": "offset"}, {"device": "cpu"}, {"contiguous": "FAILS (same bug)"}):
+        assert mark_member(*finding(**{"layout": "offset_at_run", **changes}), lambda line: None) is None, changes

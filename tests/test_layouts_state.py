@@ -106,6 +106,14 @@ def test_layouts_and_state_are_validated_and_round_trip():
         p.with_(nodes=p.nodes + (Node("t9", "mul_", ("w0", "w0")),)).validate()
 
 
+def test_an_input_offset_at_run_is_aligned_in_export_s_example_only():
+    p = _laid(layouts=("transposed", "offset_at_run", "offset", "channels_last"))
+    example, run = concrete.input_specs(p, p.hint_env(), example=True), concrete.input_specs(p, {"d0": 5})
+    assert (example[3]["layout"], run[3]["layout"]) == ("contiguous", "offset")  # x3, which it writes
+    assert [s["layout"] for s in example if s is not example[3]] == [s["layout"] for s in run if s is not run[3]]
+    assert concrete.storage_elements((5, 6), "offset_at_run") == 30 + 2 * OFFSET
+
+
 def test_a_run_whose_strides_are_not_export_s_is_not_accepted():
     prepared = Prepared(run=None, ranges={}, sizes={(0, 0): "s0"}, strides={(0, 0): "1", (0, 1): "s0"})
     assert prepared.accepts([(5, 3)], 0, [(1, 5)])
@@ -145,7 +153,8 @@ def test_the_fake_backend_s_layout_and_state_faults_are_mismatches(fake_fault, f
 def test_real_aoti_takes_every_layout_and_state_and_a_swap_of_its_constants(tmp_path):
     # one batch through a real CPU compile: the program as drawn, with contiguous inputs and
     # inputs for state, and with runtime constant folding (its constants swapped after loading)
-    programs = (_laid(), _laid(layouts=(), state=False), _laid(configs=(SWAP_CONFIG,)))
+    programs = (_laid(), _laid(layouts=(), state=False), _laid(configs=(SWAP_CONFIG,)),
+                _laid(layouts=("transposed", "offset_at_run", "offset", "channels_last"), state=False))
     for configs in ((), (SWAP_CONFIG,)):
         cases = tuple(Case.from_run_dicts(p, RUNS) for p in programs if p.configs == configs)
         result = check_batch(Job("aoti", "cpu", cases), lambda s: None)

@@ -18,6 +18,11 @@ def test_workarounds_are_the_seed_remedies(five_op_program):
     assert static.dims == () and static.inputs[0].shape == (70000, 33, 4)
     assert static.inputs[2].values.high == 33
     assert "default inductor configs" not in remedies  # it has none to drop
+    # every run stays in the bounded range, not only the first (a max below a later run's size
+    # made the case invalid in the worker: a harness failure on a GPU campaign)
+    two = Case(five_op_program, (((("b", 54), ("n", 33)), 5), ((("b", 128), ("n", 33)), 6)))
+    assert dict(workaround_cases(two))["bounded Dim max"].program.dim["b"].max == 128
+    Case.from_run_dicts(dict(workaround_cases(two))["bounded Dim max"].program, two.run_dicts())
     chunked = remedies["chunked bmm (static)"].program
     assert [(n.op, n.attr) for n in chunked.nodes if "bmm" in n.op] == [("bmm_chunked", {"size": 32768})]
 

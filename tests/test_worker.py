@@ -374,3 +374,16 @@ def _soon(condition, seconds: float = 3.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def test_a_harness_failure_prints_its_trace_once_per_signature(capsys):
+    # a fuzzaoti bug that needs a whole batch may be bisected away without ever becoming a
+    # finding: its trace must still reach the user (it was lost on a GPU campaign)
+    from fuzzaoti.check.outcome import Outcome
+
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    trace = 'Traceback (most recent call last):\n  File "execute.py", line 9\nIndexError: list index out of range'
+    for _ in range(2):
+        pool._report_internal_error(Outcome("harness", "exception", trace.splitlines()[-1], stderr=trace))
+    err = capsys.readouterr().err
+    assert err.count("fuzzaoti internal error") == 1 and 'File "execute.py", line 9' in err

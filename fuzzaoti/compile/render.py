@@ -117,7 +117,7 @@ def repro_script(
     prints each verdict and exits 1 while any run is wrong, 0 when all agree with eager.
     """
     runs_data = [{"env": dict(env), "seed": seed, "specs": input_specs(program, env)} for env, seed in runs]
-    hint_specs = input_specs(program, program.hint_env())
+    hint_specs = input_specs(program, program.hint_env(), example=True)
     return _REPRO_TEMPLATE.format(
         header="".join(f"# {line}\n" for line in header.splitlines()),
         inputs_source=_torch_only_source(inputs_module),

@@ -158,7 +158,7 @@ def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tup
 
     A rule asks for what the seeds' authors checked by hand before calling a failure one more
     case of a bug: its ``devices``; the ``ops`` its program must have and the ``dtypes`` one of
-    its inputs must have; ``ladder`` and ``workarounds`` verdicts (inductor passes, AOTI fails, a
+    its inputs must have; the ``written_layouts`` one of the inputs it writes into must have; ``ladder`` and ``workarounds`` verdicts (inductor passes, AOTI fails, a
     bounded ``Dim`` max passes); and a ``reach`` (a failing run past 2**31 elements,
     ``fuzzaoti.model.scale.reach``). The evidence is triage's, so an untriaged
     finding is never anyone's member."""
@@ -178,6 +178,9 @@ def _meets(rule: dict, finding) -> bool:
     if finding.device not in rule.get("devices", [finding.device]) or not set(rule.get("ops", [])) <= set(program.ops):
         return False
     if "dtypes" in rule and not any(i.dtype in rule["dtypes"] for i in program.inputs):
+        return False
+    if "written_layouts" in rule and not any(program.inputs[k].layout in rule["written_layouts"]
+                                             for k in program.mutated_inputs()):
         return False
     for part, verdicts in (("ladder", finding.triage), ("workarounds", finding.workarounds)):
         if not all(_verdict_is(verdicts.get(name) or "", wanted) for name, wanted in rule.get(part, {}).items()):

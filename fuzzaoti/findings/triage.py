@@ -49,7 +49,9 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
     values = dict(env)
     loose = [d for d in p.dims if d.unbounded]
     if loose:
-        bounded = tuple(replace(d, kind="range", max=max(d.max or 0, values[d.name], d.hint, d.min + 1))
+        # (the largest size any of its runs feeds: a max below one of them makes that run invalid)
+        bounded = tuple(replace(d, kind="range", max=max(d.max or 0, d.hint, d.min + 1,
+                                                         *(dict(e)[d.name] for e, _ in case.runs)))
                         if d in loose else d for d in p.dims)
         yield "bounded Dim max", Case(p.with_(dims=bounded), case.runs)
     hinted = tuple(replace(d, hint=_hint_at(d, values[d.name])) for d in p.dims)

@@ -10,8 +10,9 @@ from fuzzaoti.model.dtypes import ITEMSIZE
 from fuzzaoti.model.program import Program
 
 
-def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]]:
-    """Plain-data input descriptions with every size evaluated at ``env``."""
+def input_specs(program: Program, env: Mapping[str, int], example: bool = False) -> list[dict[str, Any]]:
+    """Plain-data input descriptions with every size evaluated at ``env``: of a run, or of
+    export's ``example`` (where an ``offset_at_run`` input is contiguous)."""
     specs = []
     for spec in program.inputs:
         v = spec.values
@@ -22,7 +23,8 @@ def input_specs(program: Program, env: Mapping[str, int]) -> list[dict[str, Any]
                 "kind": v.kind,
                 "low": None if v.low is None else sizes.evaluate(v.low, env),
                 "high": None if v.high is None else sizes.evaluate(v.high, env),
-                "layout": spec.layout,
+                "layout": at_run(spec.layout) if not example else "contiguous" if spec.layout == "offset_at_run"
+                else spec.layout,
             }
         )
     return specs
@@ -36,12 +38,17 @@ def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:
     return numel * ITEMSIZE.get(dtype, 1)
 
 
+def at_run(layout: str) -> str:
+    """The layout an input of ``layout`` has at a run (``Program.LAYOUTS``)."""
+    return "offset" if layout == "offset_at_run" else layout
+
+
 OFFSET = 3  # poison elements on each side of an ``offset`` input (``inputs.OFFSET``)
 
 
 def storage_elements(shape: Iterable[int], layout: str) -> int:
     """Elements of the storage an input of ``shape`` and ``layout`` occupies (its byte budget)."""
-    shape = list(shape)
+    shape, layout = list(shape), at_run(layout)
     n = math.prod(shape)
     if layout == "offset":
         return n + 2 * OFFSET

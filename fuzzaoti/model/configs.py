@@ -36,6 +36,10 @@ CONFIG_SETS: dict[str, dict[str, dict[str, Any]]] = {
         "default": {},
         "max_autotune": {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"},
         "native_matmul": {"triton.native_matmul": True},
+        # each Triton kernel's block sizes tuned by coordinate descent from its heuristic
+        # config (other tiles, other masks at the tails), and independent kernels fused into one
+        "coordinate_descent": {"coordinate_descent_tuning": True},
+        "combo_kernels": {"combo_kernels": True},
         "freezing": {"freezing": True},
         "constant_folding": {"aot_inductor.use_runtime_constant_folding": True},
     },

@@ -34,12 +34,14 @@ DIM_KINDS = ("range", "auto", "dynamic")
 
 VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct")
 
-LAYOUTS = ("contiguous", "transposed", "offset", "expanded", "channels_last")
+LAYOUTS = ("contiguous", "transposed", "offset", "expanded", "channels_last", "offset_at_run")
 """How an input's elements lie in memory, at export and at every run (``inputs.laid_out``):
 ``transposed``: its axes stored in reverse order; ``offset``: contiguous at a storage offset,
 with poison before and after it in the storage; ``expanded``: axis 0 a stride-0 broadcast of
 its first row; ``channels_last``: axis 1 stored innermost (NHWC order for a 4-D input, NLC for
-3-D). Export records the strides of the example (as expressions of the sizes where it can), and
+3-D); ``offset_at_run``: contiguous and aligned in export's example, ``offset`` at every run (the
+strides are the same, so export accepts it, but not the alignment Inductor assumed of the example:
+on CUDA the package must copy the input to an aligned one, and copy back what it writes there). Export records the strides of the example (as expressions of the sizes where it can), and
 AOTInductor assumes them without a check (``AOTI_RUNTIME_CHECK_INPUTS`` is off by default), so a run feeds the export's layout kind
 at its own sizes, and a run whose strides differ from export's expressions is not checked."""
 
@@ -393,7 +395,8 @@ def layouts_for(i: InputSpec, written: bool, piled: bool = False) -> tuple[str, 
     distinct = i.values.kind == "distinct" or (i.values.kind == "perm" and rank < 2)
     repeats_ok = rank >= 1 and not written and not piled and not distinct
     return tuple(name for name, fits in (("contiguous", True), ("transposed", rank >= 2), ("offset", True),
-                                         ("expanded", repeats_ok), ("channels_last", rank >= 3)) if fits)
+                                         ("expanded", repeats_ok), ("channels_last", rank >= 3),
+                                         ("offset_at_run", True)) if fits)
 
 
 def _validate_layout(i: InputSpec, written: bool) -> None:

@@ -12,8 +12,9 @@ from fuzzaoti.model.configs import CONFIG_SETS
 #: per device, in worker-seconds per program as a campaign summary prints them. CUDA (H200
 #: campaigns, torch 2.11, 2 workers): defaults 1.1, max_autotune 7.0 and 8.6 (every GEMM's
 #: Triton choices compiled and timed, which batching does not share), triton.native_matmul 3.3
-#: in two runs. CPU (a 2-core 40-minute campaign, torch 2.15, 2764 programs): defaults 0.9,
-#: simd256 0.8, scalar 0.6, one_thread 1.2, freezing 1.2, runtime constant folding 0.9, and the
+#: in two runs; coordinate_descent_tuning 3.1 and combo_kernels 3.2 against the defaults' 2.8 on
+#: an H100 (torch 2.11, docs/benchmarks.md): not priced. CPU (a 2-core 40-minute campaign,
+#: torch 2.15, 2764 programs): defaults 0.9, simd256 0.8, scalar 0.6, one_thread 1.2, freezing 1.2, runtime constant folding 0.9, and the
 #: C++ GEMM template under max_autotune 0.9: every CPU set within 1.4x of the defaults, none
 #: priced. (Re-measure when the engine changes.)
 CONFIG_COST = {"cuda": {"max_autotune": 7, "triton.native_matmul": 3}, "cpu": {}}

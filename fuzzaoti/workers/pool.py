@@ -20,6 +20,7 @@ import heapq
 import itertools
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -134,6 +135,7 @@ class WorkerPool:
                         for k in range(max(1, workers))]
         self.stats = PoolStats()
         self._stats_lock = threading.Lock()  # workers' threads add to the stats
+        self._internal_errors: set[str] = set()  # harness failures already printed (``_report_internal_error``)
         self.reached = Reached()  # Inductor lines the compiles ran (workers started with coverage)
         self.checked = [0] * len(self.workers)  # programs each worker has checked
         self._queue: list[_Group] = []  # a heap
@@ -302,6 +304,18 @@ class WorkerPool:
             parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts{doing}")
         return "; ".join(parts)
 
+    def _report_internal_error(self, outcome: Outcome) -> None:
+        """Print a fuzzaoti bug's traceback on stderr, once per signature: a failure of the
+        harness itself, which a batch's bisection may never pin on one member (it needs the
+        others beside it) and so never becomes a finding."""
+        key = signature(outcome)
+        with self._stats_lock:
+            if key in self._internal_errors:
+                return
+            self._internal_errors.add(key)
+        sys.stderr.write(f"fuzzaoti internal error (a fuzzaoti bug: please report it with this trace):\n"
+                         f"{outcome.stderr.rstrip()}\n")
+
     def _attempt(self, worker: Worker, cases: list[Case], backend: str | None, bisecting: bool,
                  package: str | None = None, exclude: tuple[int, ...] = (), stop_at: float | None = None,
                  alone: bool = False) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
@@ -340,6 +354,8 @@ class WorkerPool:
                 env, seed = cases[0].runs[0]
                 outcome = replace(outcome, env=dict(env), seed=seed)
             return [outcome], [], seconds, False
+        if result.batch.stage == "harness":
+            self._report_internal_error(result.batch)
         if len(judged) > 1:
             with self._stats_lock:
                 self.stats.bisections += 1
