@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 STAGES = ("harness", "eager", "export", "compile", "load", "run", "compare", "done")
-SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch")
+SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch",
+            "unchecked_index")
 
 
 @dataclass(frozen=True)

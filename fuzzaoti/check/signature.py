@@ -94,7 +94,8 @@ def signature(outcome: Outcome, program: Program | None = None) -> str:
         index = v.get("output")
         if program is not None and index is not None and index < len(program.outputs):
             detail += _via(program, (program.outputs[index],))
-    elif outcome.symptom == "illegal_memory_access" and outcome.stage in ("run", "compare") and program is not None:
+    elif (outcome.symptom == "illegal_memory_access" and outcome.stage in ("run", "compare")
+          or outcome.symptom == "unchecked_index") and program is not None:
         detail = normalize(_telling_line(outcome)) + _via(program, program.outputs)
     elif outcome.symptom == "timeout":
         detail = "no answer"

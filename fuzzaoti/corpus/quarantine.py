@@ -44,7 +44,8 @@ def features(program: Program) -> frozenset[str]:
     by an expression of a dim (``d+1``, ``2*d``), ``unbounded-dim`` when a dim has no finite
     max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max), ``int64-literal`` when
     an op's integer argument does not fit in int32, ``module-state`` when the module holds
-    parameters or buffers, ``written:LAYOUT`` for each layout but contiguous of an input it writes
+    parameters or buffers, ``rejected-index`` when it feeds an index eager rejects
+    (``Program.rejects_indices``), ``written:LAYOUT`` for each layout but contiguous of an input it writes
     into, and ``config:KEY`` for each truthy config."""
     found = set(program.ops)
     if program.state:
@@ -59,6 +60,8 @@ def features(program: Program) -> frozenset[str]:
             affine = sizes.parse(size)
             if affine.coefs and (affine.const != 0 or [c for _, c in affine.coefs] != [1]):
                 found.add("derived-dim")
+    if program.rejects_indices:
+        found.add("rejected-index")
     found.update(f"written:{program.inputs[k].layout}" for k in program.mutated_inputs()
                  if program.inputs[k].layout != "contiguous")
     found.update(f"config:{key}" for key, value in program.configs if value)

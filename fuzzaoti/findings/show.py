@@ -37,11 +37,20 @@ def describe_finding(f: Finding) -> str:
     out.append(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")
     out.append("dims: " + ", ".join(f"{d.name}[{d.min}..{d.max if d.max is not None else 'inf'}] {d.kind} hint={d.hint}"
                                     for d in program.dims))
-    out.append("inputs: " + ", ".join(f"{i.name}:{i.dtype}{list(i.shape)}" for i in program.inputs))
+    out.append("inputs: " + ", ".join(_input_line(i) for i in program.inputs))
+    if program.state:
+        out.append("module state: " + ", ".join(f"{t.name}:{t.dtype}{list(t.shape)} {t.kind}" for t in program.state))
     out.append(module_source(program))
     if f.stderr.strip():
         out.append("stderr (tail):\n" + f.stderr[-2000:])
     return "\n".join(out)
+
+
+def _input_line(i) -> str:
+    """``x1:int64['d0'] offset, an index eager rejects``: its layout when not contiguous
+    (``Program.LAYOUTS``) and an index drawn out of range on purpose."""
+    notes = ([i.layout] if i.layout != "contiguous" else []) + (["an index eager rejects"] if i.values.kind == "oob" else [])
+    return f"{i.name}:{i.dtype}{list(i.shape)}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def finding_line(f: Finding) -> str:

@@ -12,7 +12,8 @@ from fuzzaoti.model.program import Program
 
 def input_specs(program: Program, env: Mapping[str, int], example: bool = False) -> list[dict[str, Any]]:
     """Plain-data input descriptions with every size evaluated at ``env``: of a run, or of
-    export's ``example`` (where an ``offset_at_run`` input is contiguous)."""
+    export's ``example`` (where an ``offset_at_run`` input is contiguous and an ``oob`` index in
+    range: the batch's other members run it)."""
     specs = []
     for spec in program.inputs:
         v = spec.values
@@ -20,7 +21,7 @@ def input_specs(program: Program, env: Mapping[str, int], example: bool = False)
             {
                 "dtype": spec.dtype,
                 "shape": [sizes.evaluate(s, env) for s in spec.shape],
-                "kind": v.kind,
+                "kind": "int" if example and v.kind == "oob" else v.kind,  # (an example is in range)
                 "low": None if v.low is None else sizes.evaluate(v.low, env),
                 "high": None if v.high is None else sizes.evaluate(v.high, env),
                 "layout": at_run(spec.layout) if not example else "contiguous" if spec.layout == "offset_at_run"

@@ -41,6 +41,12 @@ def make_tensor(dtype, shape, kind, low, high, seed, device):
     gen = torch.Generator(device=where).manual_seed(seed)
     if kind == "distinct":
         value = _distinct(list(shape), low, high, gen, where).to(torch_dtype)
+    elif kind == "oob":  # an index eager rejects: in range but its last element, one past the end
+        value = torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64)  # or one
+        before = int(torch.randint(0, 2, (), generator=gen))  # before the start (-1 where eager
+        if value.numel():  # refuses negatives), a coin drawn after the values
+            value.view(-1)[-1] = low - 1 if before else high
+        value = value.to(torch_dtype)
     elif big:
         value = _big(torch_dtype, tuple(shape), kind, low, high, gen, where)
     elif kind == "int":

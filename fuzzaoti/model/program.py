@@ -32,7 +32,7 @@ UPGRADES: dict[int, Callable[[dict], dict]] = {}
 DIM_KINDS = ("range", "auto", "dynamic")
 """``range``: ``Dim(name, min, max)``; ``auto``/``dynamic``: ``Dim.AUTO``/``Dim.DYNAMIC``."""
 
-VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct")
+VALUE_KINDS = ("normal", "int", "bool", "perm", "distinct", "oob")
 
 LAYOUTS = ("contiguous", "transposed", "offset", "expanded", "channels_last", "offset_at_run")
 """How an input's elements lie in memory, at export and at every run (``inputs.laid_out``):
@@ -76,7 +76,9 @@ class Values:
     and ``high="n"``); ``bool``: fair coin flips; ``perm``: each row along the last dim a random
     permutation of ``0..n-1`` (indices without duplicates, for order-independent scatters);
     ``distinct``: ``shape[0]`` distinct integers in ``[low, high)``, the same down every other
-    axis (a few unique rows of a big dim, where a permutation of all of them would not fit).
+    axis (a few unique rows of a big dim, where a permutation of all of them would not fit);
+    ``oob``: as ``int``, but the last element an index eager rejects (``high``, or ``low - 1``
+    by a coin drawn from the same seed): eager raises, and the compiled model must raise too (``Program.rejects_indices``).
     """
 
     kind: str = "normal"
@@ -184,6 +186,12 @@ class Program:
                 if target is not None:
                     mutated.add(target)
         return tuple(k for k, i in enumerate(self.inputs) if i.name in mutated)
+
+    @property
+    def rejects_indices(self) -> bool:
+        """Does it feed an index eager rejects (``Values`` kind ``oob``)? Then a run eager raises
+        on is checked by the compiled model raising too, not dropped as invalid."""
+        return any(i.values.kind == "oob" for i in self.inputs)
 
     @property
     def swaps_state(self) -> bool:
@@ -311,7 +319,7 @@ class Program:
                 raise InvalidProgram(f"input {i.name!r} has unknown value kind {_short(i.values.kind)}")
             for s in i.shape:
                 check_size(s, f"input {i.name!r}")
-            if i.values.kind in ("int", "distinct"):
+            if i.values.kind in ("int", "distinct", "oob"):
                 if i.values.low is None or i.values.high is None:
                     raise InvalidProgram(f"input {i.name!r}: int values need low and high")
                 check_size(i.values.low, f"input {i.name!r} values")

@@ -195,7 +195,7 @@ def _repeat_interleave(b: Builder) -> str:
     """Each row of ``x`` repeated 0 to ``REPEATS_MAX`` times, as its repeats tensor says."""
     x = source(b, 1)
     shape = b.shapes[x]
-    repeats = b.add_input("int64", shape[:1], Values("int", 0, REPEATS_MAX + 1))
+    repeats = b.add_input("int64", shape[:1], Values("int", 0, REPEATS_MAX + 1), index=False)
     return _summed(b, b.add_node("repeat_interleave", (x, repeats), ("u",) + shape[1:], b.dtypes[x]))
 
 

@@ -5,6 +5,7 @@ Every strategy module draws through one ``Builder``; ``program()`` freezes and v
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,10 @@ DIM_KINDS = ("bounded", "unbounded", "auto", "dynamic")
 # int8 values all below 0, or a min over values all above, is where Inductor's CPU vector
 # reductions went wrong (inactive lanes' zeros won; pytorch#191499): mixed values never show it
 INT_RANGES = ((-100, 100), (-100, 0), (1, 100))
+#: the share of small programs with an index input that feed one index eager rejects (``Values``
+#: kind ``oob``): a run the compiled model must refuse as eager does (CPU only: on CUDA, Inductor's
+#: bounds check is a device-side assert, which poisons the worker's CUDA context every time)
+REJECTED_INDEX_SHARE = 1 / 8
 #: ops whose index (their second argument) may name one target many times, each adding into it
 ACCUMULATING = frozenset({"index_add", "index_add_", "index_put_", "scatter_add", "scatter_add_", "scatter_reduce",
                           "embedding_bag"})
@@ -40,6 +45,7 @@ class Builder:
         self.nodes: list[Node] = []
         self.shapes: dict[str, tuple[sizes.Size, ...]] = {}
         self.dtypes: dict[str, str] = {}
+        self.indices: set[str] = set()  # inputs of integer values in a range an op checks
 
     # ---- sizes -----------------------------------------------------------------------------
     def new_dim(self) -> str:
@@ -78,8 +84,13 @@ class Builder:
         return sum(tensor_bytes(spec.dtype, map(self.min_of, spec.shape)) for spec in self.inputs)
 
     # ---- tensors ---------------------------------------------------------------------------
-    def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None) -> str:
+    def add_input(self, dtype: str, shape: tuple[sizes.Size, ...], values: Values | None = None,
+                  index: bool = True) -> str:
+        """A new input; one of integer ``values`` given here is an index (``self.indices``) unless
+        ``index`` says not (a count, as repeat_interleave's repeats)."""
         name = f"x{len(self.inputs)}"
+        if values is not None and values.kind == "int" and index:
+            self.indices.add(name)
         if values is None and dtype in FLOAT_DTYPES:
             values = Values("normal")
         elif values is None:
@@ -126,9 +137,11 @@ class Builder:
     def dims_by_name(self) -> dict[str, DimSpec]:
         return {d.name: d for d in self.dims}
 
-    def program(self, outputs: tuple[str, ...], configs: dict[str, Any], small: bool = False) -> Program:
+    def program(self, outputs: tuple[str, ...], configs: dict[str, Any], small: bool = False,
+                rejected_index: bool = False) -> Program:
         """The drawn program; ``small`` (the small profile's), maybe with module state
-        (``_state.with_state``), and each input in a drawn layout (``layouts_for``)."""
+        (``_state.with_state``), each input in a drawn layout (``layouts_for``), and where
+        ``rejected_index`` allows, maybe one index eager rejects (``REJECTED_INDEX_SHARE``)."""
         program = Program(tuple(self.dims), tuple(self.inputs), tuple(self.nodes), outputs,
                           tuple(sorted(configs.items()))).validate()
         if not small:
@@ -138,5 +151,15 @@ class Builder:
         piled = {n.args[1] for n in program.nodes if n.op in ACCUMULATING}
         laid = tuple(replace(i, layout=self.draw(st.sampled_from(layouts_for(i, i.name in written, i.name in piled))))
                      for i in program.inputs)
+        indices = [i.name for i in laid if i.name in self.indices]
+        if rejected_index and indices and self._chance(REJECTED_INDEX_SHARE):  # (a shrink ends at none)
+            bad = self.draw(st.sampled_from(indices))
+            laid = tuple(replace(i, values=replace(i.values, kind="oob")) if i.name == bad else i for i in laid)
         return program.with_(inputs=laid).validate()
+
+    def _chance(self, share: float) -> bool:
+        """True ``share`` of the time, from one drawn integer through a seeded generator (Hypothesis
+        draws boundary integers far more often than their share: ``_programs._core_op``)."""
+        seed = self.draw(st.integers(0, 2**32 - 1))
+        return seed != 0 and random.Random(seed).random() < share
 

@@ -43,7 +43,7 @@ def _core_op(draw, ops: tuple[str, ...]) -> str:
 
 @st.composite
 def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
-              configs: tuple[dict[str, Any], ...]) -> Program:
+              configs: tuple[dict[str, Any], ...], rejected_index: bool = False) -> Program:
     b = Builder(draw, profile)
     t = _CORE[_core_op(draw, ops)](b)
     if profile.big_sizes:  # one big family a program, and at most a unary op fused onto it: every
@@ -63,7 +63,8 @@ def _programs(draw, profile: Profile, ops: tuple[str, ...], max_epilogue: int,
         outputs.append(b.nodes[0].name)
     if outputs[-1] != t:
         outputs.insert(0, t)
-    return b.program(tuple(dict.fromkeys(outputs)), draw(st.sampled_from(configs)), small=True)
+    return b.program(tuple(dict.fromkeys(outputs)), draw(st.sampled_from(configs)), small=True,
+                     rejected_index=rejected_index)
 
 
 def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] | None = None,
@@ -74,7 +75,8 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
 
     Dims are bounded, unbounded, ``Dim.AUTO`` or ``Dim.DYNAMIC``, shared across inputs or
     derived (``2*d``, ``d+1``); index tensors are int64 or int32 with values valid at every
-    size in range. Shrinks towards one bounded dim, float32 ``bmm``, no epilogue, default configs.
+    size in range (on the CPU, one program in 8 with an index feeds one value eager rejects:
+    ``Values`` kind ``oob``). Shrinks towards one bounded dim, float32 ``bmm``, no epilogue, default configs.
     ``profile="large"`` draws the large core ops (``strategies/_large.py``) within ``max_bytes``.
     ``configs`` fixes the Inductor configs (one of ``config_sets(device)``) instead of drawing
     them: programs that share configs can be compiled as one module.
@@ -92,4 +94,5 @@ def programs(device: str = "cpu", profile: str = "small", ops: tuple[str, ...] |
         raise InvalidArgument(f"ops {sorted(set(ops) & set(LARGE_OPS))} need profile='large', not {profile!r}")
     if max_epilogue < 0:
         raise InvalidArgument(f"Cannot have max_epilogue={max_epilogue} < 0")
-    return _programs(prof, tuple(ops), max_epilogue, tuple(supported) if configs is None else (configs,))
+    return _programs(prof, tuple(ops), max_epilogue, tuple(supported) if configs is None else (configs,),
+                     rejected_index=device == "cpu")

@@ -58,13 +58,14 @@ def sample(strategy, n: int, seed: int = 0) -> list[Program]:
 
 
 def histograms(programs: list[Program]) -> dict[str, Counter]:
-    out = {name: Counter() for name in ("ops", "input dtypes", "input layouts", "module state", "dim kinds",
-                                        "dim max size", "configs")}
+    out = {name: Counter() for name in ("ops", "input dtypes", "input layouts", "module state", "index values",
+                                        "dim kinds", "dim max size", "configs")}
     for p in programs:
         out["ops"].update(set(p.ops))
         out["input dtypes"].update({i.dtype for i in p.inputs})
         out["input layouts"].update({i.layout for i in p.inputs})
         out["module state"].update({t.kind + "s" for t in p.state} or {"none"})
+        out["index values"].update({"one eager rejects" if p.rejects_indices else "all in range"})
         out["dim kinds"].update(dim_kinds(p))
         out["dim max size"].update({size_class(d.max) for d in p.dims if d.kind == "range"})
         out["configs"].update({",".join(f"{k}={v}" for k, v in p.configs) or "default"})

@@ -15,7 +15,7 @@ import contextlib
 import os
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile import render
@@ -40,6 +40,16 @@ KEEP_BYTES = int(os.environ.get("FUZZAOTI_KEEP_BYTES", 256 << 20))
 LATER = "later"  # ``_Member.expected`` entry of a run whose expectation is made at its turn
 
 
+@dataclass(frozen=True)
+class Refused:
+    """``_Member.expected`` entry of a run eager refused, in a program that feeds an index eager
+    rejects on purpose (``Values`` kind ``oob``): the compiled model must raise too. Its inputs,
+    and what eager said."""
+
+    inputs: list
+    message: str
+
+
 class _Member:
     """One case's state while a batch is checked."""
 
@@ -47,8 +57,8 @@ class _Member:
         self.program = case.program
         self.runs = [(dict(env), seed) for env, seed in case.runs]
         self.max_bytes = max_bytes
-        # per run: (inputs, eager, reference), LATER, or None (not run: over budget or out of memory)
-        self.expected: list[tuple[list, list, list] | str | None] = []
+        # per run: (inputs, eager, reference), LATER, Refused, or None (not run: over budget or out of memory)
+        self.expected: list[tuple[list, list, list] | str | Refused | None] = []
         self.outcome: Outcome | None = None
         self.checked = self.skipped = self.large = self.over_budget = self.oom = 0
         self.suspect = False  # the batch failed in this member's code
@@ -129,10 +139,12 @@ class _Member:
                 return
             self.expected.append(expected)
 
-    def expect_valid(self, r: int, device: str) -> tuple[list, list, list] | None:
+    def expect_valid(self, r: int, device: str) -> tuple[list, list, list] | Refused | None:
         """``expect(r)``, or None where eager failed: out of memory is counted, an illegal memory
-        access re-raised (a poisoned CUDA context, not an invalid program: ``check_batch``), and
-        any other error, or an output that is not finite, makes the program invalid."""
+        access re-raised (a poisoned CUDA context, not an invalid program: ``check_batch``), an
+        exception in a program that feeds a rejected index on purpose is ``Refused`` (the
+        compiled model must raise too), and any other error, or an output that is not finite,
+        makes the program invalid."""
         import torch
 
         env, seed = self.runs[r]
@@ -146,6 +158,9 @@ class _Member:
                 _release(device)
                 return None
             message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
+            if self.program.rejects_indices:
+                return Refused(make_inputs(input_specs(self.program, env), seed, device),
+                               f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300])
             self.outcome = Outcome("eager", "invalid", message, env=env, seed=seed)
             return None
         if any(t.dtype.is_floating_point and not bool(torch.isfinite(t).all()) for t in eager):
@@ -273,6 +288,9 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
             failure = run(r, kept)
             if failure is not None:
                 return failure
+            for k, m in enumerate(members):  # the runs eager refused: one member at a time
+                if m.outcome is None and r < len(m.expected) and isinstance(m.expected[r], Refused):
+                    run.refused(r, k, m.expected[r])
             for k, m in enumerate(members):  # the big runs: one member at a time, made now
                 if m.outcome is None and r < len(m.expected) and m.expected[r] == LATER:
                     if _past(stop_at):
@@ -307,6 +325,9 @@ class _Runner:
             raise
         if expected is None:
             return None
+        if isinstance(expected, Refused):
+            self.refused(r, k, expected)
+            return None
         try:
             poison_like(expected[1])  # its outputs' blocks hold no stale eager output
             failure = self(r, {k: expected}, big=True)
@@ -321,6 +342,29 @@ class _Runner:
             failure = None
             _release(self.device)
         return failure
+
+    def refused(self, r: int, k: int, expected: Refused) -> None:
+        """Run ``r`` of member ``k`` alone, where eager raised on the index it feeds out of
+        range: the compiled model raising too passes; returning outputs is the member's finding
+        (``unchecked_index``: values read from outside a tensor, or an index wrapped that eager
+        rejects). A worker death here names the member (``member_stage``)."""
+        member, inputs = self.members[k], expected.inputs
+        if not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k],
+                                     [tuple(t.stride()) for t in inputs]):
+            member.skipped += 1
+            return
+        self.progress(member_stage("run", r, k, member.at(r)))
+        try:
+            self._run({k: (inputs, None, None)})
+        except Exception as exc:  # noqa: BLE001
+            if symptom_of_exception(exc) != "exception":
+                member.suspect, member.failed_run = True, r
+                raise
+            member.checked += 1
+            return
+        env, seed = member.runs[r]
+        member.outcome = Outcome("compare", "unchecked_index", f"eager raised {expected.message}; the compiled "
+                                 "model returned its outputs", env=env, seed=seed, runs_checked=member.checked)
 
     def __call__(self, r: int, chosen: dict[int, tuple], big: bool = False) -> Outcome | None:
         self.run_s, judged = None, {}
