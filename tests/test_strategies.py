@@ -276,6 +276,7 @@ def test_every_core_op_and_cpu_config_set_is_drawn_at_least_one_time_in_two_hund
     state = Counter(kind for p in drawn for kind in {t.kind for t in p.state})
     assert {kind: state[kind] for kind in STATE_KINDS if state[kind] < 10} == {}
     assert sum(p.rejects_indices for p in drawn) >= 10  # an index eager rejects (1 in 8 with an index)
+    assert sum(bool(p.mutated_state()) for p in drawn) >= 10  # a buffer written, call after call
 
 
 def test_an_accumulating_op_never_reads_an_index_whose_rows_all_repeat():

@@ -63,17 +63,25 @@ class WideCasts(torch.overrides.TorchFunctionMode):
         return self.dtype if isinstance(value, torch.dtype) and value.is_floating_point else value
 
 
-def reference_outputs(model, inputs, dtype=torch.float64, mutated=()):
+def reference_outputs(model, inputs, dtype=torch.float64, mutated=(), widened=False):
     """The reference: ``model`` run on its float ``inputs`` cast to ``dtype``, with its float
-    state cast so too (on a copy of it) and every float cast inside it widened to ``dtype``
-    (``WideCasts``); then the inputs at ``mutated`` as the run left them (a copy of each, in its
-    own layout: ``inputs`` stay as they were)."""
-    if isinstance(model, torch.nn.Module) and any(t.is_floating_point() for t in model.state_dict().values()):
-        model = copy.deepcopy(model).to(dtype)
+    state cast so too (on a copy of it, unless it is ``widened`` already: a module whose buffers
+    carry from call to call steps its own wide copy, ``wide_model``) and every float cast inside
+    it widened to ``dtype`` (``WideCasts``); then the inputs at ``mutated`` as the run left them
+    (a copy of each, in its own layout: ``inputs`` stay as they were)."""
+    if not widened:
+        model = wide_model(model, dtype)
     wide = [copied(t, dtype if t.dtype.is_floating_point else None) if k in mutated
             else t.to(dtype) if t.dtype.is_floating_point else t for k, t in enumerate(inputs)]
     with torch.no_grad(), WideCasts(dtype):
         return called(model, wide, mutated)
+
+
+def wide_model(model, dtype=torch.float64):
+    """``model``, or a copy of it with its float state cast to ``dtype`` where it has any."""
+    if isinstance(model, torch.nn.Module) and any(t.is_floating_point() for t in model.state_dict().values()):
+        return copy.deepcopy(model).to(dtype)
+    return model
 
 
 def _laid_out(t):

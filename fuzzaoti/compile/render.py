@@ -130,6 +130,7 @@ def repro_script(
         working_eps=program.working_eps(),
         mutated=program.mutated_inputs(),
         swapped=program.swaps_state,
+        stateful=bool(program.mutated_state()),
     )
 
 
@@ -166,6 +167,7 @@ EXPORT_INPUTS = json.loads({hint_specs!r})
 WORKING_EPS = {working_eps!r}  # rounding unit of the least precise float dtype computed in
 MUTATED = {mutated!r}  # the inputs it writes into, judged after each call as its outputs are
 SWAPPED = {swapped!r}  # the loaded package's constants swapped for new values before it runs
+STATEFUL = {stateful!r}  # it writes into its buffers: each run is a call after the last, in both
 RUNS = json.loads("""{runs}""")
 
 
@@ -196,6 +198,7 @@ def main():
         print(f"torch {{torch.__version__}}: {{stage}} FAILS: {{first_line(exc)}}")
         return 1
     failed = 0
+    wide = copy.deepcopy(model).to(torch.float64) if STATEFUL else None  # the reference's own buffers
     for run in RUNS:
         inputs = make_inputs(run["specs"], run["seed"], DEVICE)
         with torch.no_grad():  # (each call gets its own copy of an input the program writes into)
@@ -211,10 +214,12 @@ def main():
                 print("dims", run["env"], "-> RETURNS where eager raised:", refused)
                 failed += 1
                 continue
-            reference = reference_outputs(model, inputs, mutated=MUTATED)
+            reference = (reference_outputs(wide, inputs, mutated=MUTATED, widened=True) if STATEFUL
+                         else reference_outputs(model, inputs, mutated=MUTATED))
+            eager, reference = [t.clone() for t in eager], [t.clone() for t in reference]  # (a buffer changes)
             poison_like(eager)  # no stale eager output where the compiled outputs go
             try:
-                actual = called(compiled, fresh(inputs, MUTATED), MUTATED)
+                actual = [t.clone() for t in called(compiled, fresh(inputs, MUTATED), MUTATED)]
             except Exception as exc:
                 print("dims", run["env"], "-> RAISES:", first_line(exc))
                 failed += 1

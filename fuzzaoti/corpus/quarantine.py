@@ -44,7 +44,7 @@ def features(program: Program) -> frozenset[str]:
     by an expression of a dim (``d+1``, ``2*d``), ``unbounded-dim`` when a dim has no finite
     max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max), ``int64-literal`` when
     an op's integer argument does not fit in int32, ``module-state`` when the module holds
-    parameters or buffers, ``rejected-index`` when it feeds an index eager rejects
+    parameters or buffers, ``writes-state`` when it writes into a buffer, ``rejected-index`` when it feeds an index eager rejects
     (``Program.rejects_indices``), ``written:LAYOUT`` for each layout but contiguous of an input it writes
     into, and ``config:KEY`` for each truthy config."""
     found = set(program.ops)
@@ -62,6 +62,8 @@ def features(program: Program) -> frozenset[str]:
                 found.add("derived-dim")
     if program.rejects_indices:
         found.add("rejected-index")
+    if program.mutated_state():
+        found.add("writes-state")
     found.update(f"written:{program.inputs[k].layout}" for k in program.mutated_inputs()
                  if program.inputs[k].layout != "contiguous")
     found.update(f"config:{key}" for key, value in program.configs if value)

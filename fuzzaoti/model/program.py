@@ -177,7 +177,18 @@ class Program:
         """Positions of the inputs the program writes into in place: the first argument of a
         mutating op (``OpSpec.mutates``), followed back through the mutating ops it is the
         result of. A run judges them after the call as it judges the outputs."""
-        root = {i.name: i.name for i in self.inputs}
+        mutated = self._written({i.name for i in self.inputs})
+        return tuple(k for k, i in enumerate(self.inputs) if i.name in mutated)
+
+    def mutated_state(self) -> tuple[str, ...]:
+        """The module buffers the program writes into in place (found as ``mutated_inputs``):
+        their values carry from one call to the next, in eager and in the package alike."""
+        mutated = self._written({t.name for t in self.state})
+        return tuple(t.name for t in self.state if t.name in mutated)
+
+    def _written(self, names: set[str]) -> set[str]:
+        """Which of ``names`` a mutating op writes into, directly or through another's result."""
+        root = {name: name for name in names}
         mutated = set()
         for n in self.nodes:
             if OPS[n.op].mutates:
@@ -185,7 +196,7 @@ class Program:
                 root[n.name] = target
                 if target is not None:
                     mutated.add(target)
-        return tuple(k for k, i in enumerate(self.inputs) if i.name in mutated)
+        return mutated
 
     @property
     def rejects_indices(self) -> bool:
@@ -378,13 +389,16 @@ def _validate_state(t: StateSpec) -> None:
 
 
 def _validate_writes(program: Program) -> None:
-    """Raise InvalidProgram if an op writes into module state (its value would carry from call to
-    call, and eager and the package are called different numbers of times), or an input's layout
-    does not fit it (``layouts_for``: whether it is written into decides)."""
-    state = {t.name for t in program.state}
-    for n in program.nodes:
-        if OPS[n.op].mutates and n.args[0] in state:
-            raise InvalidProgram(f"node {n.name!r} writes into module state {n.args[0]!r}")
+    """Raise InvalidProgram if an op writes into a parameter (export refuses it), into any state
+    of a program whose constants are swapped after loading (``swaps_state``: a buffer the package
+    writes is not a constant to swap), or an input's layout does not fit it (``layouts_for``:
+    whether it is written into decides). A buffer may be written: its value carries from call to
+    call (``mutated_state``)."""
+    kinds = {t.name: t.kind for t in program.state}
+    for name in program.mutated_state():
+        if kinds[name] != "buffer" or program.swaps_state:
+            raise InvalidProgram(f"a node writes into module state {name!r}"
+                                 + (" (a parameter)" if kinds[name] != "buffer" else " of a program whose state is swapped"))
     written = {program.inputs[k].name for k in program.mutated_inputs()}
     for i in program.inputs:
         _validate_layout(i, i.name in written)

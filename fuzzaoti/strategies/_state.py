@@ -5,7 +5,10 @@ into kernels under ``freezing`` or at load under runtime constant folding, and a
 can become a compile-time constant the code generator sees through. A module tensor has a
 static shape, so every dim an input uses is pinned at its export hint before the input becomes
 state, everywhere the program uses that dim (the program stays valid at every runtime shape
-its remaining dims allow). An input the program writes into stays an input (``StateSpec``).
+its remaining dims allow). An input the program writes into may become a buffer, whose
+values then carry from call to call (``Program.mutated_state``), never a parameter (export
+refuses a write into one) nor state that a swap replaces after loading (``Program.swaps_state``);
+the node that writes it last is then an output, so every call shows what it holds.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from fuzzaoti.model import sizes
-from fuzzaoti.model.program import STATE_KINDS, Program, StateSpec
+from fuzzaoti.model.ops import OPS
+from fuzzaoti.model.program import SWAP_CONFIG, STATE_KINDS, Program, StateSpec
 
 
 #: Elements of a drawn module tensor at most: a constant is embedded in the package, and
@@ -30,8 +34,9 @@ def with_state(draw, program: Program) -> Program:
     ``DRAWN_MAX`` elements at its hints is never chosen: about a quarter of the programs drawn
     end with state)."""
     written = {program.inputs[k].name for k in program.mutated_inputs()}
+    swapped = SWAP_CONFIG in program.configs  # (its state is swapped after loading: never written)
     hints = program.hint_env()
-    candidates = [i for i in program.inputs if i.name not in written
+    candidates = [i for i in program.inputs if (i.name not in written or not swapped)
                   and math.prod(sizes.evaluate(s, hints) for s in i.shape) <= DRAWN_MAX]
     if not candidates or not draw(st.booleans()):
         return program
@@ -51,7 +56,20 @@ def with_state(draw, program: Program) -> Program:
                       values=replace(i.values, low=fix(i.values.low), high=fix(i.values.high)))
               for i in program.inputs]
     names = {i.name for i in chosen}
-    state = tuple(StateSpec(i.name, i.dtype, tuple(i.shape), i.values, draw(st.sampled_from(STATE_KINDS)), seed=k)
+    state = tuple(StateSpec(i.name, i.dtype, tuple(i.shape), i.values,
+                            "buffer" if i.name in written else draw(st.sampled_from(STATE_KINDS)), seed=k)
                   for k, i in enumerate(i for i in inputs if i.name in names))
-    return program.with_(dims=tuple(d for d in program.dims if d.name not in pinned),
-                         inputs=tuple(i for i in inputs if i.name not in names), state=state).validate()
+    program = program.with_(dims=tuple(d for d in program.dims if d.name not in pinned),
+                            inputs=tuple(i for i in inputs if i.name not in names), state=state)
+    return program.with_(outputs=program.outputs + _last_writes(program)).validate()
+
+
+def _last_writes(program: Program) -> tuple[str, ...]:
+    """The node that writes each buffer last, where it is not an output already."""
+    last: dict[str, str] = {}
+    root = {t.name: t.name for t in program.state}
+    for n in program.nodes:
+        if OPS[n.op].mutates and n.args[0] in root:
+            root[n.name] = root[n.args[0]]
+            last[root[n.name]] = n.name
+    return tuple(name for name in dict.fromkeys(last.values()) if name not in program.outputs)

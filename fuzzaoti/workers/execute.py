@@ -12,6 +12,7 @@ it) and each member's outputs are judged by the oracle.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import tempfile
 import time
@@ -70,6 +71,11 @@ class _Member:
         self.eager_s = 0.0  # its last big run's eager run, in seconds (for ``slowest``)
         self.slowest: dict | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
         self._model = None
+        # a program that writes into its buffers: their values carry from call to call, so its
+        # expectation comes from an eager twin called exactly as the package is (``shadow_step``)
+        self.stateful = bool(case.program.mutated_state())
+        self.desynced = False  # a package call raised: its buffers and the twin's may differ now
+        self._twin = self._twin_wide = None
 
     def model(self, device: str):
         """The program's eager module on ``device``, built once (its source is exec'd) for all
@@ -96,6 +102,24 @@ class _Member:
             reference = eager if ref_dtype is None else reference_outputs(self.model(device), inputs,
                                                                           getattr(torch, ref_dtype), mutated)
         return inputs, eager, reference
+
+    def shadow_step(self, inputs: list, device: str) -> tuple[list, list]:
+        """A stateful member's expectation for one package call with ``inputs``: its eager twin
+        (and the twin's float64 copy, the reference) called once, as the package was. Every call
+        of the package steps the twins, the member's own runs and the calls that feed it its
+        examples alike, so both hold the same buffers at every call; outputs are copied at once
+        (one that is a buffer changes at the next call)."""
+        import torch
+
+        if self._twin is None:
+            self._twin = render.instantiate(render.load_program(self.program), device)
+            self._twin_wide = copy.deepcopy(self._twin).to(torch.float64)
+        mutated = self.program.mutated_inputs()
+        with torch.no_grad():
+            eager = [t.clone() for t in called(self._twin, fresh(inputs, mutated), mutated)]
+            reference = [t.clone() for t in reference_outputs(self._twin_wide, inputs, torch.float64, mutated,
+                                                              widened=True)]
+        return eager, reference
 
     def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
         (env, seed), directed = self.runs[r], r >= len(self.runs) - self.directed
@@ -311,6 +335,7 @@ class _Runner:
         self.device, self.progress = device, progress
         self.programs = [m.program for m in members]
         self.run_s: float | None = None  # the last call's compiled run, in seconds (None: not run)
+        self.twins: dict[int, tuple[list, list]] = {}  # the last call's stateful expectations, by member
 
     def big(self, r: int, k: int) -> Outcome | None:
         """Run ``r`` of member ``k`` alone (the others get their export-time examples), its
@@ -402,8 +427,10 @@ class _Runner:
             return blame.failure("run", exc, **where)
         announce("compare")
         for k, outs in enumerate(outputs):
-            if k in judged:
-                self._judge(self.members[k], r, outs, judged[k])
+            if k in judged and self.members[k].desynced:  # (a call raised: its buffers are unknown)
+                self.members[k].skipped += 1
+            elif k in judged:
+                self._judge(self.members[k], r, outs, (None, *self.twins[k]) if k in self.twins else judged[k])
         return None
 
     def _run(self, judged: dict[int, tuple]) -> list[list]:
@@ -412,14 +439,22 @@ class _Runner:
         import torch
 
         writes = [p.mutated_inputs() for p in self.programs]
-        fed = [fresh(judged[k][0] if k in judged else self.examples[k], writes[k])  # (copies of what it writes)
-               for k in range(len(self.members))]
-        with torch.no_grad():
-            outputs = self.prepared.run(*[t for inputs in fed for t in inputs])
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        return [outs + written(fed[k], writes[k])  # each member's outputs, then the inputs it wrote
-                for k, outs in enumerate(batch.split_outputs(outputs, self.programs))]
+        given = [judged[k][0] if k in judged else self.examples[k] for k in range(len(self.members))]
+        fed = [fresh(inputs, writes[k]) for k, inputs in enumerate(given)]  # (copies of what it writes)
+        try:
+            with torch.no_grad():
+                outputs = self.prepared.run(*[t for inputs in fed for t in inputs])
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except Exception:
+            for m in self.members:
+                m.desynced = m.desynced or m.stateful
+            raise
+        outputs = batch.split_outputs(outputs, self.programs)
+        self.twins = {k: m.shadow_step(given[k], self.device) for k, m in enumerate(self.members) if m.stateful}
+        return [([t.clone() for t in outs] if self.members[k].stateful else outs)  # (a buffer changes next call)
+                + written(fed[k], writes[k])  # each member's outputs, then the inputs it wrote
+                for k, outs in enumerate(outputs)]
 
     def probe(self, r: int, judged: dict[int, tuple]) -> set[int]:
         """The members whose run ``r`` raises when fed alone, after the whole group's raised.

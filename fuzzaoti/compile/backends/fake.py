@@ -10,7 +10,9 @@ that never writes a mutation back), ``spill`` (it writes into the element just b
 written input that lies at a storage offset: a write outside the view), ``stale-state`` (the
 module's state is not swapped after loading, ``Program.swaps_state``), ``slow`` (each run
 takes 5 s, its outputs right: big runs on a CPU), ``lenient`` (a run that raises returns
-its inputs instead: a package that never checks an index eager rejects), or
+its inputs instead: a package that never checks an index eager rejects), ``forgets-writes``
+(each call starts from the module's first buffers: a package that never keeps what it wrote
+into them), or
 ``hang`` (the run never returns). ``FUZZAOTI_FAKE_ASSUME=<guard>`` makes each compile
 "assume" that guard of its first dim, ``{d}`` (``{d} <= 8``), as Inductor assumes sizes AOTI
 never checks (``compile.assumptions``): the runs directed at it, in a worker process. Never the
@@ -49,6 +51,8 @@ class FakeBackend:
         feeding = [i.name in _inputs_of(program, op) for i in program.inputs]
 
         def run(*inputs):
+            if mode == "forgets-writes" and any(tainted):
+                return list(render.instantiate(namespace, device, program.swaps_state)(*inputs))
             if mode == "lenient" and any(tainted):
                 try:
                     return list(model(*inputs))
