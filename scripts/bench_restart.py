@@ -13,7 +13,7 @@ Each timed program is new to Inductor's caches (its own constants), as in a camp
     python3 scripts/bench_restart.py --device cpu --crashes 3
     python3 scripts/bench_restart.py --device cuda --crashes 3
 
-(On the 2-core CPU, torch 2.13: see README's Benchmark section.)
+(On the 2-core CPU, torch 2.13: see docs/benchmarks.md.)
 """
 
 from __future__ import annotations

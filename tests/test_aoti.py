@@ -72,7 +72,7 @@ def test_canary_campaign_finds_stores_and_replays(tmp_path):
 
 
 def test_a_compiled_cast_that_rounds_the_other_way_is_no_finding():
-    """README's CPU campaign (seed 0, torch 2.13) reported this 6-op program: baddbmm, mul, a
+    """The quickstart's CPU campaign (seed 0, torch 2.13) reported this 6-op program: baddbmm, mul, a
     cast to fp16, sin. AOTI's float32 value of one element landed on the other side of an fp16
     rounding boundary, and sin carried the unit of the cast's magnitude (near 5) into an output
     near 0.2. Against a reference that rounds at the cast as eager does, ``check`` FAILS it

@@ -189,3 +189,12 @@ def test_a_cuda_write_lost_to_the_aligned_copy_is_a_member_only_when_the_written
     assert note.startswith("same root cause as aoti-cuda-misaligned-written-input-loses-write"), note
     for changes in ({"layout": "offset"}, {"device": "cpu"}, {"contiguous": "FAILS (same bug)"}):
         assert mark_member(*finding(**{"layout": "offset_at_run", **changes}), lambda line: None) is None, changes
+
+
+def test_docs_bugs_md_is_generated_from_the_known_entries_and_current():
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "known_bugs_doc.py")
+    done = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -70,7 +70,7 @@ def test_error_carried_through_a_reduction_into_sin_is_not_reported():
 
 
 class _CastThenSin(torch.nn.Module):
-    """The program of a false alarm README's CPU campaign (seed 0) reported: a float32 value
+    """The program of a false alarm the quickstart's CPU campaign (seed 0) reported: a float32 value
     near 5, cast to fp16, then sin (outputs near 0.2)."""
 
     def forward(self, t):
