@@ -117,7 +117,7 @@ def test_builtin_known_bugs_quarantine_only_where_they_say():
 def test_a_builtin_entry_with_triggers_has_one_its_own_program_meets():
     # triggers name features of the bug's programs (one entry may list sibling ops), not others
     for name, data in builtin_entries():
-        have = features(Program.from_dict(data["program"]))
+        have = features(Program.from_dict(data["program"]), dtypes=True)
         if data.get("quarantine"):
             assert any(set(t) <= have for t in data["quarantine"]), (name, sorted(have))
 
@@ -162,3 +162,20 @@ def test_programs_to_check_alone_are_named_by_their_place_in_the_batch():
     chosen, alone, set_aside = q.sort([dropped, RELU, kept], size=2)
     assert chosen == [1, 2] and set_aside == 1
     assert alone == [1]  # kept is the batch's second program (drawn third)
+
+
+def test_a_known_entry_trigger_may_name_a_dtype_and_quarantines_only_programs_of_it():
+    # the bf16 index_add proxy-executor bug fails whole batches on torch < 2.15: a trigger of
+    # index_add alone would set aside every float32 index_add too
+    from fuzzaoti.corpus.quarantine import Quarantine, Trigger
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
+
+    def index_add(dtype):
+        return Program((DimSpec("d0", 2, 16, 4),),
+                       (InputSpec("x0", dtype, ("d0", 3)), InputSpec("x1", "int64", (2,), Values("int", 0, "d0")),
+                        InputSpec("x2", dtype, (2, 3))),
+                       (Node("t0", "index_add", ("x0", "x1", "x2"), (("dim", 0),)),), ("t0",)).validate()
+
+    q = Quarantine([Trigger(frozenset({"index_add", "dtype:bfloat16"}), "known")], 0.05)
+    assert q.trigger_of(index_add("bfloat16")) is not None and q.trigger_of(index_add("float32")) is None
+    assert "dtype:bfloat16" not in features(index_add("bfloat16"))  # (a finding's trigger names none)

@@ -39,15 +39,17 @@ from fuzzaoti.model.program import Program
 DEFAULT_RATE = 0.05
 
 
-def features(program: Program) -> frozenset[str]:
-    """What a trigger can ask of a program: its ops, ``derived-dim`` when an input axis is sized
+def features(program: Program, dtypes: bool = False) -> frozenset[str]:
+    """What a trigger can ask of a program: its ops, with ``dtypes`` ``dtype:D`` for each dtype of
+    its inputs and state (a known entry's trigger may name one; a finding's trigger is its shrunk
+    program's features without them, as before), ``derived-dim`` when an input axis is sized
     by an expression of a dim (``d+1``, ``2*d``), ``unbounded-dim`` when a dim has no finite
     max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max), ``int64-literal`` when
     an op's integer argument does not fit in int32, ``module-state`` when the module holds
     parameters or buffers, ``writes-state`` when it writes into a buffer, ``rejected-index`` when it feeds an index eager rejects
     (``Program.rejects_indices``), ``written:LAYOUT`` for each layout but contiguous of an input it writes
     into, and ``config:KEY`` for each truthy config."""
-    found = set(program.ops)
+    found = set(program.ops) | ({f"dtype:{t.dtype}" for t in program.leaves} if dtypes else set())
     if program.state:
         found.add("module-state")
     if any(d.unbounded for d in program.dims):
@@ -127,7 +129,7 @@ class Quarantine:
         return True
 
     def trigger_of(self, program: Program) -> Trigger | None:
-        have = features(program)
+        have = features(program, dtypes=True)
         return next((t for t in self.triggers if t.features <= have), None)
 
     def keeps(self, program: Program) -> bool:
