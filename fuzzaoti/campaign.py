@@ -196,7 +196,7 @@ class Campaign:
         seed = shard_seed(s.seed, s.shard, s.shards)
 
         # data_too_large stays on: a batch that overruns Hypothesis's choice buffer on every try
-        # would otherwise stall the campaign before its first batch, silently (strategies._profiles)
+        # would otherwise stall the campaign before its first batch, silently (strategies.profiles)
         @settings(max_examples=10**9, deadline=None, database=database, phases=phases,
                   suppress_health_check=[h for h in HealthCheck if h != HealthCheck.data_too_large])
         @hypothesis_seed(seed if not self.counts.batches else f"{seed}:{self.counts.batches}")

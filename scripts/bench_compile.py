@@ -1,7 +1,7 @@
 """What one AOTI compile costs against the number of programs merged into it.
 
 The adaptive batch size (``fuzzaoti.workers.batch_size``) and the large profile's ceiling
-(``strategies._profiles``) rest on a compile's cost being mostly fixed: export, the C++ build
+(``strategies.profiles``) rest on a compile's cost being mostly fixed: export, the C++ build
 and load are paid once per module, whatever it holds. This measures it: one batch of drawn
 programs (one config set; those that fail to export alone left out), compiled through the
 AOTI backend in modules of each ``--sizes`` count, each module's export, compile and load

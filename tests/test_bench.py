@@ -72,7 +72,7 @@ def test_the_naive_arm_starts_a_new_process_after_one_is_poisoned(monkeypatch):
 
 @pytest.mark.aoti
 def test_the_compile_bench_times_real_modules_of_each_size(monkeypatch, capsys):
-    # the measurement the large profile's batch ceiling rests on (strategies._profiles)
+    # the measurement the large profile's batch ceiling rests on (strategies.profiles)
     bench = _bench("bench_compile")
     monkeypatch.setattr(sys, "argv", ["bench_compile.py", "--profile", "small", "--sizes", "1", "3", "--repeats", "1"])
     # it compiles in its own process: with the workers' compiler (on the H100 node it ran g++ 13

@@ -34,7 +34,7 @@ def test_an_op_never_draws_inputs_to_the_shape_of_a_node_no_input_can_declare(da
     from fuzzaoti.strategies._builder import Builder
     from fuzzaoti.strategies._core import source
     from fuzzaoti.strategies._mutation import _target
-    from fuzzaoti.strategies._profiles import get_profile
+    from fuzzaoti.strategies.profiles import get_profile
 
     b = Builder(data.draw, get_profile("small"))
     b.dims.append(DimSpec("d0", 3, 14, 14, "auto"))

@@ -18,7 +18,7 @@ import click
 from fuzzaoti.compile.backends import BACKENDS, CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.corpus import FINDING_STATUSES
-from fuzzaoti.strategies._profiles import PROFILES
+from fuzzaoti.strategies.profiles import PROFILES
 
 from fuzzaoti.cli._base import (CANARY_HELP, DEFAULT_CORPUS, EXIT_USAGE, corpus_option, known_option, main,
                                max_bytes_option, require_cuda)

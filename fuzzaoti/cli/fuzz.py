@@ -12,7 +12,7 @@ from fuzzaoti.cli._base import CANARY_HELP, corpus_option, known_option, require
 from fuzzaoti.compile.backends import CAMPAIGN_BACKENDS, DEVICES
 from fuzzaoti.compile.canaries import CANARIES
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
-from fuzzaoti.strategies._profiles import PROFILES
+from fuzzaoti.strategies.profiles import PROFILES
 
 
 @click.command()

@@ -1,19 +1,8 @@
 """The SQLite corpus (``fuzzaoti.corpus``): campaigns, findings and their schema migrations,
-the known-bug list, the quarantine and the recording of failures.
+the known-bug list, the quarantine and the recording of failures."""
 
-``Corpus`` (``store``, with sqlite-utils behind it) loads on first use, not with every
-submodule: the CLI reads the quarantine's defaults and the finding statuses for its options
-at start-up, before any command needs a corpus.
-"""
+FINDING_STATUSES = ("new", "known", "fixed")  # (before the import: store reads it)
 
-FINDING_STATUSES = ("new", "known", "fixed")
+from fuzzaoti.corpus.store import Corpus  # noqa: E402
 
 __all__ = ["Corpus", "FINDING_STATUSES"]
-
-
-def __getattr__(name: str):
-    if name == "Corpus":
-        from fuzzaoti.corpus.store import Corpus
-
-        return Corpus
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

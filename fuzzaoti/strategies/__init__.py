@@ -9,25 +9,16 @@ Use them in your own tests::
     def test_exports(program): ...
 
 This module only re-exports; the implementations live in the private modules beside it, and
-each loads (Hypothesis with it) on first use: the CLI reads ``PROFILES`` for its options at
-start-up, before any command draws a program.
+the profiles (``profiles``) in a public one the CLI reads for its options.
 """
 
-import importlib
+from fuzzaoti.model.case import Case, Run
+from fuzzaoti.strategies._batches import batches, cases_per_batch, crossing_first
+from fuzzaoti.strategies._configs import batch_config_sets, config_sets
+from fuzzaoti.strategies._core import CORE_OPS
+from fuzzaoti.strategies._programs import programs
+from fuzzaoti.strategies._shapes import cases, runtime_shapes
+from fuzzaoti.strategies.profiles import PROFILES, Profile, get_profile
 
-_HOMES = {
-    "PROFILES": "_profiles", "Profile": "_profiles", "get_profile": "_profiles",
-    "batch_config_sets": "_configs", "config_sets": "_configs", "CORE_OPS": "_core", "programs": "_programs",
-    "cases": "_shapes", "runtime_shapes": "_shapes", "batches": "_batches", "cases_per_batch": "_batches",
-    "crossing_first": "_batches",
-}
-
-__all__ = sorted([*_HOMES, "Case", "Run"])
-
-
-def __getattr__(name: str):
-    if name in ("Case", "Run"):  # the data types live in fuzzaoti.model.case
-        return getattr(importlib.import_module("fuzzaoti.model.case"), name)
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["CORE_OPS", "Case", "PROFILES", "Profile", "Run", "batch_config_sets", "batches", "cases",
+           "cases_per_batch", "config_sets", "crossing_first", "get_profile", "programs", "runtime_shapes"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.scale import is_large
-from fuzzaoti.strategies._profiles import get_profile
+from fuzzaoti.strategies.profiles import get_profile
 from fuzzaoti.strategies._programs import programs
 from fuzzaoti.strategies._shapes import cases
 

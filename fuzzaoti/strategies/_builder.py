@@ -15,7 +15,7 @@ from fuzzaoti.model import sizes
 from fuzzaoti.model.concrete import tensor_bytes
 from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values, layouts_for
-from fuzzaoti.strategies._profiles import Profile
+from fuzzaoti.strategies.profiles import Profile
 from fuzzaoti.strategies._state import with_state
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")

@@ -24,7 +24,7 @@ from fuzzaoti.strategies._core import CORE, CORE_OPS
 from fuzzaoti.strategies._mutation import MUTATION
 from fuzzaoti.strategies._glue import epilogue, glue, large_epilogue
 from fuzzaoti.strategies._large import LARGE_CORE
-from fuzzaoti.strategies._profiles import Profile, get_profile
+from fuzzaoti.strategies.profiles import Profile, get_profile
 
 LARGE_OPS = tuple(LARGE_CORE)
 _CORE = {**CORE, **AROUND, **MUTATION, **LARGE_CORE}

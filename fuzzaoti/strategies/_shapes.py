@@ -12,7 +12,7 @@ from fuzzaoti.model.case import Case, Run, run_seed
 from fuzzaoti.model.program import Program
 from fuzzaoti.model.scale import CROSSINGS, FEED_MAX, fits, reach
 from fuzzaoti.strategies._big_dims import is_big
-from fuzzaoti.strategies._profiles import get_profile
+from fuzzaoti.strategies.profiles import get_profile
 
 #: a compile of a big program is checked at least this often: a run costs milliseconds, a compile seconds
 MIN_LARGE_RUNS = 16
