@@ -100,3 +100,17 @@ def test_show_names_an_input_s_layout_its_rejected_index_and_the_module_state(tm
     shown = CliRunner().invoke(main, ["show", "1", "--corpus", db], catch_exceptions=False).output
     assert "x0:float32['d0', 4] (offset_at_run)" in shown and "x1:int64[3] (an index eager rejects)" in shown
     assert "module state: w0:float32[4] parameter" in shown
+
+
+def test_an_index_only_dead_code_reads_is_no_rejected_index():
+    # Inductor drops an embedding_bag whose result no output uses, and its bounds check with
+    # it: a campaign reported that as an unchecked index. Such a program is invalid instead.
+    dead = _take().with_(nodes=_take().nodes + (Node("t2", "neg", ("x0",)),), outputs=("t2",)).validate()
+    assert not dead.rejects_indices and "x1" not in dead.live()
+    (outcome,) = check_batch(Job("fake", "cpu", (Case.from_run_dicts(dead, PAST),)), lambda s: None).cases
+    assert (outcome.stage, outcome.symptom) == ("eager", "invalid"), outcome.message
+    written = Program((DimSpec("d0", 2, 64, 8),),  # a write into an input shows, even unreturned
+                      (InputSpec("x0", "float32", ("d0", 4)), InputSpec("x1", "int64", (3,), Values("oob", 0, "d0")),
+                       InputSpec("x2", "float32", (3, 4))),
+                      (Node("t0", "index_put_", ("x0", "x1", "x2")), Node("t1", "neg", ("x2",))), ("t1",))
+    assert written.validate().rejects_indices

@@ -200,9 +200,26 @@ class Program:
 
     @property
     def rejects_indices(self) -> bool:
-        """Does it feed an index eager rejects (``Values`` kind ``oob``)? Then a run eager raises
-        on is checked by the compiled model raising too, not dropped as invalid."""
-        return any(i.values.kind == "oob" for i in self.inputs)
+        """Does it feed an index eager rejects (``Values`` kind ``oob``) to an op whose result
+        shows (``live``)? Then a run eager raises on is checked by the compiled model raising too,
+        not dropped as invalid. An index only dead code reads is not: a compiler may drop the
+        code, and its check with it, where eager runs it and raises."""
+        live = self.live()
+        return any(i.values.kind == "oob" and i.name in live for i in self.inputs)
+
+    def live(self) -> set[str]:
+        """The inputs, state and nodes that what a call shows depends on: its outputs, and the
+        writes into its inputs and buffers (what a compiler may not drop)."""
+        leaves = {t.name for t in self.leaves}
+        root = {name: name for name in leaves}
+        for n in self.nodes:
+            if OPS[n.op].mutates and n.args[0] in root:
+                root[n.name] = root[n.args[0]]
+        live = set(self.outputs)
+        for n in reversed(self.nodes):
+            if n.name in live or (OPS[n.op].mutates and n.name in root):
+                live |= {n.name, *n.args}
+        return live
 
     @property
     def swaps_state(self) -> bool:

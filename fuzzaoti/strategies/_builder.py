@@ -151,7 +151,8 @@ class Builder:
         piled = {n.args[1] for n in program.nodes if n.op in ACCUMULATING}
         laid = tuple(replace(i, layout=self.draw(st.sampled_from(layouts_for(i, i.name in written, i.name in piled))))
                      for i in program.inputs)
-        indices = [i.name for i in laid if i.name in self.indices]
+        live = program.live()  # (an index only dead code reads: a compiler may drop its check)
+        indices = [i.name for i in laid if i.name in self.indices and i.name in live]
         if rejected_index and indices and self._chance(REJECTED_INDEX_SHARE):  # (a shrink ends at none)
             bad = self.draw(st.sampled_from(indices))
             laid = tuple(replace(i, values=replace(i.values, kind="oob")) if i.name == bad else i for i in laid)
