@@ -147,7 +147,9 @@ class _Member:
                 # the byte model cannot size a program whose ops do not fit their arguments (a
                 # shrink candidate that bypassed an unsqueeze feeds a transpose one axis short):
                 # eager refuses it too, and says why; a program eager runs is a fuzzaoti bug
-                self.expect_valid(r, device)
+                refused = self.expect_valid(r, device)
+                if self.outcome is None and isinstance(refused, Refused):  # (a rejected index as well)
+                    self.outcome = Outcome("eager", "invalid", f"eager failed: {refused.message}", env=env, seed=seed)
                 if self.outcome is None:
                     raise
                 return
