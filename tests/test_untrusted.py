@@ -22,7 +22,7 @@ from fuzzaoti.corpus import Corpus
 from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.findings.repro import file_case
 from fuzzaoti.model.configs import ALLOWED_CONFIGS
-from fuzzaoti.model.ops import HELPERS, OPS
+from fuzzaoti.model.ops import EMBEDDING_BAG_MODES, HELPERS, OPS, SCATTER_REDUCTIONS
 from fuzzaoti.model.dtypes import DTYPES
 from fuzzaoti.model.program import VALUE_KINDS, Program
 
@@ -108,6 +108,7 @@ def _assert_harmless(program: Program) -> None:
     names = {"torch", "self", "Dim", "zip", "p", "q", "t", "lo", "hi", "v", *HELPERS, "super", "make_tensor", "swapped"}
     names |= {d.name for d in program.dims} | {i.name for i in program.leaves} | {n.name for n in program.nodes}
     words = names | set(DTYPES) | set(VALUE_KINDS) | {"cpu"}  # (make_tensor's dtype, value kind and device)
+    words |= set(EMBEDDING_BAG_MODES) | set(SCATTER_REDUCTIONS)  # (the only string attrs an op takes)
     for node in ast.walk(ast.parse(render.program_source(program))):
         assert not isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Lambda, ast.Try,
                                      ast.With, ast.While, ast.Delete)), ast.dump(node)
