@@ -70,7 +70,7 @@ def test_known_command_marks_stored_findings(tmp_path, fake_fault):
     with Corpus.open(db) as corpus:
         assert {f.status for f in corpus.findings()} == {"new"}
     listed = tmp_path / "mine.txt"
-    listed.write_text("compare/mismatch/values via *  # upstream#7\n")
+    listed.write_text("compare/mismatch/values via *  # upstream#7\ncompare/unchecked_index/*  # upstream#7\n")
     result = CliRunner().invoke(main, ["known", "--corpus", db, "--known", str(listed)], catch_exceptions=False)
     assert "newly marked known" in result.output
     with Corpus.open(db) as corpus:

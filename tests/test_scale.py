@@ -20,7 +20,7 @@ def test_inferred_shapes_and_dtypes_are_eagers(program):
     every = program.with_(outputs=tuple(n.name for n in program.nodes))
     env = program.hint_env()
     with torch.no_grad():
-        got = render.load_program(every)["Repro"]()(*make_inputs(input_specs(every, env), 0, "cpu"))
+        got = render.load_program(every)["Repro"]()(*make_inputs(input_specs(every, env, example=True), 0, "cpu"))
     inferred = shapes.tensors(every, env)
     for node, tensor in zip(every.nodes, got):
         info = inferred[node.name]
