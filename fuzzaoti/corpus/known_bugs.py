@@ -158,8 +158,9 @@ def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tup
 
     A rule asks for what the seeds' authors checked by hand before calling a failure one more
     case of a bug: its ``devices``; the ``ops`` its program must have and the ``dtypes`` one of
-    its inputs must have; the ``written_layouts`` one of the inputs it writes into must have; ``ladder`` and ``workarounds`` verdicts (inductor passes, AOTI fails, a
-    bounded ``Dim`` max passes); and a ``reach`` (a failing run past 2**31 elements,
+    its inputs must have; the ``written_layouts`` one of the inputs it writes into must have;
+    ``ladder`` and ``workarounds`` verdicts (inductor passes, AOTI fails, a bounded ``Dim`` max
+    passes); and a ``reach`` (a failing run past 2**31 elements,
     ``fuzzaoti.model.scale.reach``). The evidence is triage's, so an untriaged
     finding is never anyone's member."""
     if finding.canary or not finding.triage:

@@ -46,9 +46,10 @@ def features(program: Program, dtypes: bool = False) -> frozenset[str]:
     by an expression of a dim (``d+1``, ``2*d``), ``unbounded-dim`` when a dim has no finite
     max in export (``Dim.AUTO``, ``Dim.DYNAMIC``, a ``Dim`` without max), ``int64-literal`` when
     an op's integer argument does not fit in int32, ``module-state`` when the module holds
-    parameters or buffers, ``writes-state`` when it writes into a buffer, ``rejected-index`` when it feeds an index eager rejects
-    (``Program.rejects_indices``), ``written:LAYOUT`` for each layout but contiguous of an input it writes
-    into, and ``config:KEY`` for each truthy config."""
+    parameters or buffers, ``writes-state`` when it writes into a buffer, ``rejected-index``
+    when it feeds an index eager rejects (``Program.rejects_indices``), ``written:LAYOUT`` for
+    each layout but contiguous of an input it writes into, and ``config:KEY`` for each truthy
+    config."""
     found = set(program.ops) | ({f"dtype:{t.dtype}" for t in program.leaves} if dtypes else set())
     if program.state:
         found.add("module-state")

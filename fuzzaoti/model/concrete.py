@@ -24,8 +24,7 @@ def input_specs(program: Program, env: Mapping[str, int], example: bool = False)
                 "kind": "int" if example and v.kind == "oob" else v.kind,  # (an example is in range)
                 "low": None if v.low is None else sizes.evaluate(v.low, env),
                 "high": None if v.high is None else sizes.evaluate(v.high, env),
-                "layout": at_run(spec.layout) if not example else "contiguous" if spec.layout == "offset_at_run"
-                else spec.layout,
+                "layout": at_export(spec.layout) if example else at_run(spec.layout),
             }
         )
     return specs
@@ -42,6 +41,11 @@ def tensor_bytes(dtype: str, shape: Iterable[int]) -> int:
 def at_run(layout: str) -> str:
     """The layout an input of ``layout`` has at a run (``Program.LAYOUTS``)."""
     return "offset" if layout == "offset_at_run" else layout
+
+
+def at_export(layout: str) -> str:
+    """The layout an input of ``layout`` has in export's example (``Program.LAYOUTS``)."""
+    return "contiguous" if layout == "offset_at_run" else layout
 
 
 OFFSET = 3  # poison elements on each side of an ``offset`` input (``inputs.OFFSET``)

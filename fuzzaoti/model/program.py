@@ -41,9 +41,11 @@ with poison before and after it in the storage; ``expanded``: axis 0 a stride-0 
 its first row; ``channels_last``: axis 1 stored innermost (NHWC order for a 4-D input, NLC for
 3-D); ``offset_at_run``: contiguous and aligned in export's example, ``offset`` at every run (the
 strides are the same, so export accepts it, but not the alignment Inductor assumed of the example:
-on CUDA the package must copy the input to an aligned one, and copy back what it writes there). Export records the strides of the example (as expressions of the sizes where it can), and
-AOTInductor assumes them without a check (``AOTI_RUNTIME_CHECK_INPUTS`` is off by default), so a run feeds the export's layout kind
-at its own sizes, and a run whose strides differ from export's expressions is not checked."""
+on CUDA the package must copy the input to an aligned one, and copy back what it writes there).
+Export records the strides of the example (as expressions of the sizes where it can), and
+AOTInductor assumes them without a check (``AOTI_RUNTIME_CHECK_INPUTS`` is off by default), so a
+run feeds the export's layout kind at its own sizes, and a run whose strides differ from export's
+expressions is not checked."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class Values:
     ``distinct``: ``shape[0]`` distinct integers in ``[low, high)``, the same down every other
     axis (a few unique rows of a big dim, where a permutation of all of them would not fit);
     ``oob``: as ``int``, but the last element an index eager rejects (``high``, or ``low - 1``
-    by a coin drawn from the same seed): eager raises, and the compiled model must raise too (``Program.rejects_indices``).
+    by a coin drawn from the same seed): eager raises, and the compiled model must raise too
+    (``Program.rejects_indices``).
     """
 
     kind: str = "normal"
@@ -188,15 +191,17 @@ class Program:
 
     def _written(self, names: set[str]) -> set[str]:
         """Which of ``names`` a mutating op writes into, directly or through another's result."""
+        return set(self.write_roots(names).values())
+
+    def write_roots(self, names: set[str]) -> dict[str, str]:
+        """Each mutating node that writes into one of ``names`` (directly, or into the result of
+        another such node), with the name it writes into, in program order."""
         root = {name: name for name in names}
-        mutated = set()
+        written = {}
         for n in self.nodes:
-            if OPS[n.op].mutates:
-                target = root.get(n.args[0])
-                root[n.name] = target
-                if target is not None:
-                    mutated.add(target)
-        return mutated
+            if OPS[n.op].mutates and n.args[0] in root:
+                root[n.name] = written[n.name] = root[n.args[0]]
+        return written
 
     @property
     def rejects_indices(self) -> bool:
@@ -210,14 +215,10 @@ class Program:
     def live(self) -> set[str]:
         """The inputs, state and nodes that what a call shows depends on: its outputs, and the
         writes into its inputs and buffers (what a compiler may not drop)."""
-        leaves = {t.name for t in self.leaves}
-        root = {name: name for name in leaves}
-        for n in self.nodes:
-            if OPS[n.op].mutates and n.args[0] in root:
-                root[n.name] = root[n.args[0]]
+        writes = self.write_roots({t.name for t in self.leaves})
         live = set(self.outputs)
         for n in reversed(self.nodes):
-            if n.name in live or (OPS[n.op].mutates and n.name in root):
+            if n.name in live or n.name in writes:
                 live |= {n.name, *n.args}
         return live
 
@@ -414,8 +415,8 @@ def _validate_writes(program: Program) -> None:
     kinds = {t.name: t.kind for t in program.state}
     for name in program.mutated_state():
         if kinds[name] != "buffer" or program.swaps_state:
-            raise InvalidProgram(f"a node writes into module state {name!r}"
-                                 + (" (a parameter)" if kinds[name] != "buffer" else " of a program whose state is swapped"))
+            why = " (a parameter)" if kinds[name] != "buffer" else " of a program whose state is swapped"
+            raise InvalidProgram(f"a node writes into module state {name!r}{why}")
     written = {program.inputs[k].name for k in program.mutated_inputs()}
     for i in program.inputs:
         _validate_layout(i, i.name in written)

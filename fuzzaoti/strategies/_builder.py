@@ -163,4 +163,3 @@ class Builder:
         draws boundary integers far more often than their share: ``_programs._core_op``)."""
         seed = self.draw(st.integers(0, 2**32 - 1))
         return seed != 0 and random.Random(seed).random() < share
-

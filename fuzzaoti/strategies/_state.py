@@ -19,7 +19,6 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from fuzzaoti.model import sizes
-from fuzzaoti.model.ops import OPS
 from fuzzaoti.model.program import SWAP_CONFIG, STATE_KINDS, Program, StateSpec
 
 
@@ -66,10 +65,5 @@ def with_state(draw, program: Program) -> Program:
 
 def _last_writes(program: Program) -> tuple[str, ...]:
     """The node that writes each buffer last, where it is not an output already."""
-    last: dict[str, str] = {}
-    root = {t.name: t.name for t in program.state}
-    for n in program.nodes:
-        if OPS[n.op].mutates and n.args[0] in root:
-            root[n.name] = root[n.args[0]]
-            last[root[n.name]] = n.name
-    return tuple(name for name in dict.fromkeys(last.values()) if name not in program.outputs)
+    last = {buffer: node for node, buffer in program.write_roots({t.name for t in program.state}).items()}
+    return tuple(node for node in dict.fromkeys(last.values()) if node not in program.outputs)

@@ -1,7 +1,8 @@
 """A fast test double: eager execution plus scripted faults, for unit tests of the pipeline.
 
 ``FUZZAOTI_FAKE_FAULT=<op>:<mode>`` makes every program that uses ``<op>`` (``*``: any op) misbehave, where
-mode is ``wrong`` (one output element off by one, and no index checked: ``lenient``), ``raise`` (an exception at run),
+mode is ``wrong`` (one output element off by one, and no index checked: ``lenient``),
+``raise`` (an exception at run),
 ``raise-large`` (an exception at run when an input of an ``<op>`` node has a size of
 ``LARGE`` or more: a launch refused past a grid limit, while export-time examples run),
 ``crash`` (the worker aborts), ``crash-large`` (it aborts at such a size: an illegal memory
