@@ -47,7 +47,7 @@ def _install_index_wild() -> None:
     # Adds 2**40 elements to every gathered address: a segfault on CPU. A Triton kernel that
     # indexes in int32 gets 2**28 elements instead (times a row stride below 8, an address that
     # still fits its index type, gigabytes past the buffer): an illegal memory access on CUDA
-    # (scripts/bench_restart.py on an H100, session 21).
+    # (as scripts/bench_restart.py shows on an H100).
     def wild(index, size):
         return index + (2**28 if _kernel_index_dtype() == "tl.int32" else 2**40)
 

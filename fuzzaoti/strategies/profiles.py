@@ -19,7 +19,7 @@ class Profile:
     ceiling; ``draw_batch``: how many cases one batch draws (one Hypothesis example: the spares
     replace those the quarantine sets aside), which Hypothesis's 8 KiB choice buffer bounds. A
     large case of 12 runs cost about 150 bytes of it: 64 of them overran it on every try, and a
-    campaign waited forever for its first batch (the H200 bench of session 14). At 16 runs a
+    campaign would wait forever for its first batch. At 16 runs a
     case cost some 230, and a draw of 32 came within 20 bytes of the end; one seed for all its
     runs and no draws for the big dims a past-crossing run grows anyway bring it to about 125,
     so a draw of 48 uses at most 6.7 KiB (test_strategies checks it fits). A large compile's
