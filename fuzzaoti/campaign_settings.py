@@ -66,9 +66,10 @@ class Counts:
     quarantined: int = 0  # drawn programs set aside: they would trip a bug already found
     finding_ids: list[int] = field(default_factory=list)
     replayed: int = 0  # batches replayed from the corpus's example database (not stored)
+    repeats: int = 0  # drawn programs this run had checked before, not checked again (not stored)
 
     def stored(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed", "runs_cut")}
+        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed", "runs_cut", "repeats")}
 
 
 class Mark(NamedTuple):

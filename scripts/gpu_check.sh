@@ -105,11 +105,12 @@ finding)
     ;;
 background)
     # runs on after this call returns (its own session); 'collect' in a later call fetches it
-    # (default settings otherwise: --max-bytes from the GPU's free memory); SEED: a seed of its own
+    # (default settings otherwise: --max-bytes from the GPU's free memory); SEED: a seed of its own;
+    # PROFILE=small for the small profile (default large)
     MINUTES=${2:-10}
     SEED=${3:-3}
     mkdir -p /tmp/bg
-    setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile large --minutes $MINUTES \
+    setsid nohup bash -c "fuzzaoti fuzz --device cuda --profile ${PROFILE:-large} --minutes $MINUTES \
         --corpus /tmp/bg/unattended.db --seed $SEED > /tmp/bg/unattended.log 2>&1; echo \"exited with rc=\$?\" >> /tmp/bg/unattended.log; echo done > /tmp/bg/finished" \
         > /dev/null 2>&1 < /dev/null &
     echo "background campaign started ($MINUTES min): /tmp/bg/unattended.log"
@@ -129,7 +130,7 @@ background-bench)
     exit 0
     ;;
 acceptance)
-    # a large-profile campaign of MINUTES, the GPU tests (PYTEST_ARGS) meanwhile, then collect:
+    # a large-profile campaign (PROFILE=small: the small one) of MINUTES, the GPU tests (PYTEST_ARGS) meanwhile, then collect:
     # up to 7 minutes end (deadline grace included) inside one 600 s call; a longer one is
     # snapshotted near the call's end (a consistent copy of its corpus comes back even if the
     # machine is gone before the next call) and a plain 'collect' right after fetches its end

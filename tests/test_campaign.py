@@ -355,3 +355,24 @@ def test_the_slowest_run_line_keeps_a_fast_runs_digits():
     assert "slowest compiled run: 0.0042 s against 0.031 s in eager, 0.1x (baddbmm at d0=31654772" in fast
     assert "slowest compiled run: 27.0 s against 0.012 s in eager, 2252x (" in line(27.025, 0.012)
     assert "in eager, 2.5x (" in line(2.5, 1.0)
+
+
+def test_a_campaign_never_checks_one_program_twice(tmp_path, monkeypatch):
+    # Hypothesis copies choices from earlier examples, so about half the programs a batch draws
+    # were drawn before; each costs a compile, and a campaign sends each program to be checked once
+    from fuzzaoti.workers.pool import WorkerPool
+
+    submitted = []
+    real_submit = WorkerPool.submit
+
+    def submit(self, cases, *args, **kwargs):
+        submitted.extend(case.program.id for case in cases)
+        return real_submit(self, cases, *args, **kwargs)
+
+    monkeypatch.setattr(WorkerPool, "submit", submit)
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "30", "--batch-size", "8",
+                                       "--seed", "5", "--shrink-minutes", "0", "--corpus", db])
+    assert result.exit_code == 0, result.output
+    assert len(submitted) >= 8 * 20  # (a batch whose every program was checked before is not sent)
+    assert len(set(submitted)) == len(submitted)

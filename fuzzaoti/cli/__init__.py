@@ -170,17 +170,16 @@ def repro(finding_id, corpus_path, output) -> None:
               help="Bytes of one checked run.  [default: the profile's; large on a CUDA node: as a campaign's]")
 @click.option("--seed", type=int, default=0, show_default=True)
 def strategies(n, device, profile, max_bytes, seed) -> None:
-    """Histograms of what the generator draws: ops, dtypes, input layouts, module state, dim kinds,
+    """Histograms of what a campaign checks: ops, dtypes, input layouts, module state, dim kinds,
     size classes, configs; and its runtime shapes by size class, per op family and per big dim
-    kind (drawn, not run)."""
+    kind (drawn as a campaign draws its batches, programs repeated from an earlier batch left
+    out; not run)."""
     from fuzzaoti.strategies import histograms as coverage
     from fuzzaoti.workers.placement import default_max_bytes, default_workers
-    from fuzzaoti.strategies import cases, programs
 
     if max_bytes is None and device == "cuda" and _cuda_available():
         max_bytes = default_max_bytes(device, profile, None, default_workers(device, None))
-    drawn = coverage.sample(cases(programs(device=device, profile=profile, max_bytes=max_bytes), profile=profile,
-                                  max_bytes=max_bytes), n, seed)
+    drawn = coverage.sample_as_checked(n, device, profile, max_bytes, seed)
     click.echo(coverage.render(coverage.histograms([c.program for c in drawn]), len(drawn)))
     click.echo(coverage.render_tables(coverage.run_tables(drawn)))
     click.echo(coverage.crossing_summary(drawn))
