@@ -54,3 +54,19 @@ def test_real_aoti_writes_an_input_back_and_the_repro_judges_it(tmp_path):
     script.write_text(repro_script(_writer("x0"), "cpu", [({"d0": 17}, 1)]))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "0 of 1 runs wrong" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def test_triage_lands_the_writes_in_copies_and_tells_a_lost_write_back_apart(fake_fault):
+    # the rung's program writes the same values into a clone of x0: nothing is written back, so
+    # a package that loses the write into its input passes there, and the rung says so
+    from fuzzaoti.findings.triage import workaround_cases
+
+    fake_fault("index_put_:lost-write")
+    frozen = _writer("x0").with_(configs=(("freezing", True),)).validate()
+    rungs = dict(workaround_cases(Case.from_run_dicts(frozen, RUNS)))
+    copied = rungs["writes into copies"]
+    assert [n.op for n in copied.program.nodes][:2] == ["clone", "index_put_"] and copied.program.mutated_inputs() == ()
+    assert rungs["freezing off"].program.configs == ()
+    (outcome,) = check_batch(Job("fake", "cpu", (copied,)), lambda s: None).cases
+    assert outcome.symptom == "pass", outcome.message[:300]
+    assert "writes into copies" not in dict(workaround_cases(Case.from_run_dicts(_writer("t0"), RUNS)))

@@ -6,7 +6,8 @@ stage that introduced the bug. *Workarounds*: the remedies people apply by hand,
 Program transform checked with AOTI: a bounded ``Dim`` max instead of an unbounded or automatic
 dim, the same dims exported at the failing size (their hints), int32 instead of int64 indices,
 static shapes at the failing size, the batch of each bmm split into chunks (static, as a
-hand-written chunk loop exports), default configs.
+hand-written chunk loop exports), contiguous inputs, module state as inputs, in-place writes
+into copies of the inputs and buffers they wrote, freezing off, default configs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Callable, Iterator
 
 from fuzzaoti.corpus.known_bugs import mark_member
 from fuzzaoti.model import sizes
-from fuzzaoti.model.program import Program
+from fuzzaoti.model.ops import OPS
+from fuzzaoti.model.program import Node, Program
 from fuzzaoti.check.signature import same_bug, signature
 from fuzzaoti.model.case import Case
 
@@ -68,12 +70,36 @@ def workaround_cases(case: Case) -> Iterator[tuple[str, Case]]:
                                         case.runs)
     if p.state:  # a pass says the package's constants decided it (folded, prepacked, swapped)
         yield "constants as inputs", Case(p.state_as_inputs(), case.runs)
+    if p.write_roots({t.name for t in p.leaves}):  # a pass says writing back into an input or a
+        yield "writes into copies", Case(_writes_into_copies(p), case.runs)  # buffer decided it
+    if ("freezing", True) in p.configs:
+        yield "freezing off", Case(p.with_(configs=tuple(c for c in p.configs if c[0] != "freezing")), case.runs)
     if p.dims:
         yield "static shapes", Case(_static(p, values), (((), seed),))
     if any(n.op == "bmm" for n in p.nodes):
         yield "chunked bmm (static)", Case(_chunked(_static(p, values)), (((), seed),))
     if p.configs:
         yield "default inductor configs", Case(p.with_(configs=()), case.runs)
+
+
+def _writes_into_copies(p: Program) -> Program:
+    """``p`` with each input and buffer it writes into in place cloned just before the first
+    write, that write and the later ones landing in the clone: the same writes, none of them into
+    a tensor the caller holds (a read of the input itself after the write now sees it unwritten)."""
+    leaves = {t.name for t in p.leaves}
+    taken = leaves | {n.name for n in p.nodes}
+    copies: dict[str, str] = {}
+    nodes = []
+    for n in p.nodes:
+        target = n.args[0] if n.args else None
+        if OPS[n.op].mutates and target in leaves:
+            if target not in copies:
+                copies[target] = next(f"{target}_copy{k or ''}" for k in range(len(taken) + 1)
+                                      if f"{target}_copy{k or ''}" not in taken)
+                nodes.append(Node(copies[target], "clone", (target,)))
+            n = replace(n, args=(copies[target],) + n.args[1:])
+        nodes.append(n)
+    return p.with_(nodes=tuple(nodes))
 
 
 def _hint_at(d, size: int) -> int:

@@ -173,6 +173,8 @@ _SPECS = [
     OpSpec("mul", "pointwise", 2, "torch.mul({a0}, {a1})", {}),
     OpSpec("affine", "pointwise", 1, "({a0} * {scale} + {shift})", {"scale": _number, "shift": _number}),
     OpSpec("cast", "pointwise", 1, "{a0}.to(torch.{dtype})", {"dtype": _dtype}),
+    # never drawn: triage's "writes into copies" rung lands a program's in-place writes in clones
+    OpSpec("clone", "pointwise", 1, "{a0}.clone()", {}),
     OpSpec("sum", "reduction", 1, "torch.sum({a0}, {dim})", {"dim": _nonneg}),
     # a reduction that keeps the dtype: exact for int8 and fp16 over 2**31 elements, where a sum
     # overflows fp16 or (in eager) widens int8 to int64

@@ -51,7 +51,7 @@ FAMILY = {
     **dict.fromkeys(("index_put", "scatter"), "index_put/scatter"),
     **dict.fromkeys(("narrow", "select", "narrow_item", "narrow_to_item"), "slices"),
     **dict.fromkeys(("cat", "split"), "cat/split"),
-    **dict.fromkeys(("relu", "neg", "abs", "sigmoid", "tanh", "sin", "add", "sub", "mul", "affine", "cast"),
+    **dict.fromkeys(("relu", "neg", "abs", "sigmoid", "tanh", "sin", "add", "sub", "mul", "affine", "cast", "clone"),
                     "pointwise"),
     **dict.fromkeys(("sum", "amax", "var"), "reduction"),
     "arange_index": "index arithmetic",

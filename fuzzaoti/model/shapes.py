@@ -129,7 +129,7 @@ _RULES: dict[str, tuple[Callable[[list[Shape], dict], Shape], bool]] = {
     "addmm": (lambda s, a: (s[1][0], s[2][1]), False),
     "linear": (lambda s, a: s[0][:-1] + (s[1][0],), False),
     "sdpa": (lambda s, a: s[0][:-1] + (s[2][-1],), False),
-    **{op: ((lambda s, a: s[0]), False) for op in ("relu", "neg", "abs", "sigmoid", "tanh", "sin")},
+    **{op: ((lambda s, a: s[0]), False) for op in ("relu", "neg", "abs", "sigmoid", "tanh", "sin", "clone")},
     # an in-place write is its target itself: no memory of its own (a view of its target)
     **{op: ((lambda s, a: s[0]), True) for op in ("index_put_", "index_add_", "scatter_add_", "masked_fill_",
                                                    "mul_", "narrow_copy_", "narrow_add_")},
