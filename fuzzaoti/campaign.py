@@ -44,6 +44,10 @@ from fuzzaoti.workers.worker import WorkerConfig
 
 PROGRESS_EVERY_S = 5.0
 WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
+#: the first batch of a campaign (not resumed), whatever the adaptive size: on one core of the
+#: 2-core CPU a 16-program first compile took about 50 s, 4 programs about 15 s, and the
+#: naive one-compile-a-program loop's first result comes in 6 to 10 s
+FIRST_BATCH = 4
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
 # (after half of it their workers answer with the runs done: a group compiled just before the
 # deadline still gets its runs; one whose big runs would take minutes counts those it has done)
@@ -241,6 +245,8 @@ class Campaign:
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
+        if not self.settings.batch_size and not self.counts.batches and not self.in_flight:
+            fits = min(fits, FIRST_BATCH)  # a first result early (it teaches the adaptive size nothing)
         drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
         fresh = [c for c in drawn if c.program.id not in self.submitted]
         self.counts.repeats += sum(c.program.id in self.submitted for c in drawn[:size])
@@ -269,16 +275,19 @@ class Campaign:
         return max(0.0, work - (time.monotonic() - began))
 
     def _record_batch(self, pool: WorkerPool, flight: InFlight) -> bool:
-        """Wait for a batch in flight and store its failures; True if it had any."""
-        failures_before, drawn = self.counts.failures, flight.drawn
+        """Wait for a batch in flight and store its failures (those ``_record_early`` has not);
+        True if it had any."""
+        drawn = flight.drawn
         outcomes = flight.batch.outcomes(lambda: self._waiting(flight), until=self._deadline() + GRACE_S)
+        failed = any(outcome is not None and outcome.is_finding for outcome in outcomes)
         cut_bisecting = False  # cut at the deadline while pinning a failure: saved, replayed first next time
         if None in outcomes:  # cut at the deadline: what was checked counts, the rest was never run
             cut_bisecting = flight.batch.troubled
             self.echo(f"  deadline: {outcomes.count(None)} of the batch's {len(drawn)} programs left unchecked"
                       + (" (it was being bisected: saved, replayed first next time)" if cut_bisecting else ""))
-            drawn = [case for case, outcome in zip(drawn, outcomes) if outcome is not None]
-            outcomes = [outcome for outcome in outcomes if outcome is not None]
+        recorded = [k in flight.recorded for k, outcome in enumerate(outcomes) if outcome is not None]
+        drawn = [case for case, outcome in zip(drawn, outcomes) if outcome is not None]
+        outcomes = [outcome for outcome in outcomes if outcome is not None]
         self.last_done = time.monotonic()
         # its worker time, spread over the workers: its span from submit to done also holds
         # the wait behind the batch queued before it
@@ -289,7 +298,7 @@ class Campaign:
         c.programs += len(drawn)
         done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
         self.corpus.add_lines(self.campaign_id, pool.reached.take(), done_at)
-        for case, outcome in zip(drawn, outcomes):
+        for case, outcome, early in zip(drawn, outcomes, recorded):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
             c.runs_large += outcome.runs_large
@@ -301,7 +310,7 @@ class Campaign:
             self.slowest.add(case, outcome)
             if outcome.symptom == "invalid":
                 c.invalid += 1
-            elif outcome.is_finding:
+            elif outcome.is_finding and not early:
                 c.failures += 1
                 self._record(pool, case, outcome)
         c.worker_restarts = pool.restarts
@@ -311,7 +320,7 @@ class Campaign:
         if time.monotonic() - self.last_echo >= self.progress_every:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
-        return c.failures > failures_before or cut_bisecting
+        return failed or cut_bisecting
 
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
         s = self.settings
@@ -351,9 +360,22 @@ class Campaign:
         if time.monotonic() >= self._deadline():  # (the batches queued behind it too)
             for queued in (flight, *self.in_flight):
                 queued.batch.cancel()
+        for queued in (flight, *self.in_flight):
+            self._record_early(queued)
         if time.monotonic() - self.last_echo >= max(self.progress_every, WAITING_EVERY_S):
             self.last_echo = time.monotonic()
             self.echo(self.progress_line(workers=True))
+
+    def _record_early(self, flight: InFlight) -> None:
+        """Store each finding the pool has pinned in a batch still being checked, at once: the
+        rest of a failed batch can take another compile or two (its members reloaded, or compiled
+        without the one that failed), and a user who watches the first minutes, or a campaign cut
+        short, should not wait for them."""
+        for k, outcome in enumerate(flight.batch.results):
+            if outcome is not None and outcome.is_finding and k not in flight.recorded:
+                flight.recorded.add(k)
+                self.counts.failures += 1
+                self._record(self.pool, flight.drawn[k], outcome)
 
     def _deadline(self) -> float:
         return self.started + self.settings.minutes * 60 if self.settings.max_batches is None else float("inf")

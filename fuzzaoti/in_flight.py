@@ -13,7 +13,7 @@ another for it (``settle``), up to one a worker beyond the oldest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from fuzzaoti.model.case import Case
@@ -32,6 +32,7 @@ class InFlight:
     configs: str  # its config set (``configs_label``): each set has its own adaptive size
     size: int  # the adaptive size it was drawn at
     submitted_at: float
+    recorded: set[int] = field(default_factory=set)  # positions in ``drawn`` already stored as findings
 
 
 def settle(in_flight: list[InFlight], pool: WorkerPool, finish: Callable[[InFlight], None],

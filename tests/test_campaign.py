@@ -376,3 +376,27 @@ def test_a_campaign_never_checks_one_program_twice(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(submitted) >= 8 * 20  # (a batch whose every program was checked before is not sent)
     assert len(set(submitted)) == len(submitted)
+
+
+def test_a_finding_is_stored_as_soon_as_the_pool_pins_it_and_once(tmp_path, five_op_program):
+    # the rest of a failed batch can take another compile or two: its finding is stored while
+    # the campaign waits, and the batch's own record later leaves it alone
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.in_flight import InFlight
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.workers.pool import Submitted
+
+    cases = [Case(five_op_program, (((("b", 3), ("n", 7)), k),)) for k in range(3)]
+    batch = Submitted(cases, "fake", priority=1)
+    batch.results[1] = Outcome("compare", "mismatch", "output 0 differs")
+    batch.results[2] = Outcome("done", "pass")
+    recorded = []
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake"))
+        campaign.started = time.monotonic()
+        campaign._record = lambda pool, case, outcome: recorded.append((case, outcome.symptom))
+        flight = InFlight(batch, cases, None, "default", 3, time.monotonic())
+        campaign._waiting(flight)
+        campaign._waiting(flight)
+    assert recorded == [(cases[1], "mismatch")] and flight.recorded == {1} and campaign.counts.failures == 1
