@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Callable
 
 _LINE = "first-finding "  # the naive child's answer on its stdout
 
@@ -50,49 +51,42 @@ def _pinned(core: int | None) -> list[str]:
 
 def naive(canary: str, seed: int, minutes: float, device: str, core: int | None) -> float | None:
     """Seconds to the naive loop's first unknown failure, or None by the limit."""
-    started = time.monotonic()
     spec = json.dumps({"canary": canary, "seed": seed, "device": device})
-    child = subprocess.Popen(_pinned(core) + [sys.executable, os.path.abspath(__file__), "--naive-process", spec],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    timer = threading.Timer(minutes * 60, lambda: os.killpg(child.pid, signal.SIGKILL))
-    timer.start()
-    found = None
-    try:
-        for line in child.stdout:
-            if line.startswith(_LINE):
-                found = time.monotonic() - started
-                print(f"    naive    seed {seed}: {found:6.0f} s  {line[len(_LINE):].strip()[:150]}", flush=True)
-                os.killpg(child.pid, signal.SIGKILL)
-                break
-    finally:
-        timer.cancel()
-        child.wait()
-    return found
+    return _first(_pinned(core) + [sys.executable, os.path.abspath(__file__), "--naive-process", spec],
+                  minutes * 60, lambda line: line.startswith(_LINE), f"naive    seed {seed}")
 
 
 def fuzzaoti(canary: str, seed: int, minutes: float, device: str, core: int | None) -> float | None:
     """Seconds to the campaign's first unknown ``NEW finding`` line, or None by the limit."""
-    started = time.monotonic()
     corpus = os.path.join(tempfile.mkdtemp(prefix="fuzzaoti-first-"), "c.db")
-    child = subprocess.Popen(_pinned(core) + [sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--device", device,
-                                              "--inject", canary, "--workers", "1", "--seed", str(seed),
-                                              "--minutes", str(minutes), "--shrink-minutes", "0", "--no-triage",
-                                              "--corpus", corpus],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    timer = threading.Timer(minutes * 60 + 30, lambda: os.killpg(child.pid, signal.SIGKILL))
+    command = [sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--device", device, "--inject", canary, "--workers", "1",
+               "--seed", str(seed), "--minutes", str(minutes), "--shrink-minutes", "0", "--no-triage",
+               "--corpus", corpus]
+    return _first(_pinned(core) + command, minutes * 60,
+                  lambda line: "NEW finding" in line and _unknown(line.split(": ", 1)[-1].strip()),
+                  f"fuzzaoti seed {seed}")
+
+
+def _first(command: list[str], limit_s: float, found: Callable[[str], bool], label: str) -> float | None:
+    """Seconds from starting ``command`` to its first stdout line that is ``found`` (then the
+    process and its children are killed), or None when none came within ``limit_s``."""
+    started = time.monotonic()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             start_new_session=True)
+    timer = threading.Timer(limit_s, lambda: os.killpg(child.pid, signal.SIGKILL))
     timer.start()
-    found = None
+    seconds = None
     try:
         for line in child.stdout:
-            if "NEW finding" in line and _unknown(line.split(": ", 1)[-1].strip()):
-                found = time.monotonic() - started
-                print(f"    fuzzaoti seed {seed}: {found:6.0f} s  {line.strip()[:150]}", flush=True)
+            if found(line):
+                seconds = time.monotonic() - started
+                print(f"    {label}: {seconds:6.0f} s  {line.strip()[:150]}", flush=True)
                 os.killpg(child.pid, signal.SIGKILL)
                 break
     finally:
         timer.cancel()
         child.wait()
-    return found
+    return seconds
 
 
 def _serve_naive_process(spec: dict) -> None:

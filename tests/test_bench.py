@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import time
 
 import pytest
 
@@ -93,3 +94,17 @@ def test_the_restart_bench_replaces_a_crashed_worker_by_its_warm_standby():
     bench = _bench("bench_restart")
     seconds, warm = bench.arm("cpu", 1, standby=True)
     assert len(seconds) == 1 and seconds[0] > 0 and warm == 1
+
+
+def test_the_first_finding_bench_stops_a_loop_at_its_first_finding_line_or_at_the_limit():
+    bench = _bench("bench_first_finding")
+    lines = "import time\nprint('batch 1', flush=True)\nprint('  NEW finding 1: compare/mismatch', flush=True)\ntime.sleep(60)"
+    began = time.monotonic()
+    seconds = bench._first([sys.executable, "-c", lines], 30, lambda line: "NEW finding" in line, "test")
+    assert seconds is not None and time.monotonic() - began < 20  # the sleeping child was killed
+    assert bench._first([sys.executable, "-c", "print('batch 1')"], 30, lambda line: "NEW" in line, "test") is None
+    assert bench._first([sys.executable, "-c", "import time; time.sleep(60)"], 1, lambda line: True, "t") is None
+    from fuzzaoti.corpus.known_bugs import builtin_bugs
+
+    known = builtin_bugs()[0].pattern.replace("*", "x").replace("?", "x")  # (a signature its glob fits)
+    assert bench._unknown("compare/mismatch/a new bug via bmm") and not bench._unknown(known)
