@@ -7,10 +7,9 @@ The pipeline, one subpackage per phase:
     fuzzaoti.compile     Program → module source; batches merged into one module; backends; canaries
     fuzzaoti.workers     worker processes: export → compile → load → run → compare, timeouts, the pool
     fuzzaoti.check       the oracle, export-guard checks, outcomes, failure signatures
-    fuzzaoti.shrink      shrink a failure, keeping its signature and size class
     fuzzaoti.corpus      the SQLite corpus, its migrations, the known-bug list, the quarantine
-    fuzzaoti.findings    replay, repro scripts, reports, triage, families
-    fuzzaoti.campaign    the runner: generate → check → record, until the time is up
+    fuzzaoti.findings    shrink, replay, repro scripts, reports, triage, families
+    fuzzaoti.campaign    the runner: generate → check → record, until the time is up; the follow-up
     fuzzaoti.cli         the ``fuzzaoti`` command (thin: each command is a library call)
 """
 

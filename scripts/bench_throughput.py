@@ -221,7 +221,7 @@ def fuzzaoti(minutes: float, device: str, seed: int, batch_size: int | None, wor
                                                      profile=profile, max_bytes=max_bytes),
                             echo=lambda line: print("  fuzzaoti |", line, file=sys.stderr, flush=True))
         counts = campaign.run()
-    from fuzzaoti.campaign_settings import Mark
+    from fuzzaoti.campaign.settings import Mark
 
     warm = campaign.timeline[0] if campaign.timeline else Mark(0.0, 0, 0, 0)
     arm = Arm(counts.programs, time.monotonic() - started, warm_programs=warm.programs, warm_at=warm.seconds,

@@ -133,7 +133,7 @@ def rotated_five_op_case(five_op_program):
 
 def test_real_canary_failure_in_five_ops_shrinks_to_at_most_two(rotated_five_op_case):
     """Issue acceptance: a canary failure in a 5-op program shrinks to <= 2 ops, same signature."""
-    from fuzzaoti.shrink import shrink
+    from fuzzaoti.findings.shrink import shrink
     from fuzzaoti.check.signature import same_bug, signature
 
     case, pool, target = rotated_five_op_case

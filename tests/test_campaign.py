@@ -137,7 +137,7 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
 
 def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
     from fuzzaoti.campaign import Campaign, CampaignSettings
-    from fuzzaoti.in_flight import InFlight
+    from fuzzaoti.campaign.in_flight import InFlight
 
     with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
         campaign = Campaign(corpus, CampaignSettings(backend="fake"))
@@ -170,7 +170,7 @@ def test_default_workers_follow_the_cores_each_gpu_has(monkeypatch, cores, gpus,
 
 
 def test_a_campaign_of_one_config_set_draws_only_that_set(tmp_path):
-    from fuzzaoti.campaign import Campaign, CampaignSettings, _TimeUp
+    from fuzzaoti.campaign.runner import Campaign, CampaignSettings, _TimeUp
     from fuzzaoti.workers.pool_stats import configs_label
 
     drawn_labels = []
@@ -202,7 +202,7 @@ def test_an_unknown_config_set_is_a_one_line_error_and_makes_no_corpus(tmp_path)
 def _six_second_campaign(tmp_path, monkeypatch, grace_s: float, **settings):
     """A fake-backend campaign of 0.1 minutes whose groups get ``grace_s`` past the deadline:
     its counts, printed lines, stored row and how long it took."""
-    from fuzzaoti import campaign as campaign_module
+    from fuzzaoti.campaign import runner as campaign_module
     from fuzzaoti.campaign import Campaign, CampaignSettings
 
     monkeypatch.setattr(campaign_module, "GRACE_S", grace_s)
@@ -320,7 +320,7 @@ def _settle(batches: list, starving: bool, workers: int = 3):
     recorded, of those left in flight, and how many times it called ``waiting``."""
     from types import SimpleNamespace
 
-    from fuzzaoti.in_flight import InFlight, settle
+    from fuzzaoti.campaign.in_flight import InFlight, settle
 
     in_flight = [InFlight(b, [], None, "default", 8, 0.0) for b in batches]
     pool = SimpleNamespace(workers=[None] * workers, starving=starving)
@@ -344,7 +344,7 @@ def test_a_straggling_batch_leaves_no_worker_idle():
 
 def test_the_slowest_run_line_keeps_a_fast_runs_digits():
     # an H100 campaign whose big runs were all fast printed "0.0 s against 0.03 s in eager, 1x"
-    from fuzzaoti.slowest import describe
+    from fuzzaoti.campaign.slowest import describe
 
     def line(compiled_s, eager_s):
         case = {"program": {"nodes": [{"op": "baddbmm"}]}, "runs": [{"env": {"d0": 31654772}}],
@@ -383,7 +383,7 @@ def test_a_finding_is_stored_as_soon_as_the_pool_pins_it_and_once(tmp_path, five
     # the campaign waits, and the batch's own record later leaves it alone
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.check.outcome import Outcome
-    from fuzzaoti.in_flight import InFlight
+    from fuzzaoti.campaign.in_flight import InFlight
     from fuzzaoti.model.case import Case
     from fuzzaoti.workers.pool import Submitted
 

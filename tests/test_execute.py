@@ -189,7 +189,7 @@ def test_a_job_and_its_result_cross_the_pipe_unchanged(fake_fault):
 
 def test_each_member_names_its_slowest_compiled_big_run(monkeypatch):
     # the compiled code is slow only where member 1's own input has 70 rows: that run, not
-    # another, is its slowest, with its eager time beside it (fuzzaoti.slowest keeps a campaign's);
+    # another, is its slowest, with its eager time beside it (fuzzaoti.campaign.slowest keeps a campaign's);
     # member 0's big runs (member 1 fed its export-time example) are all fast
     import time
 

@@ -52,7 +52,7 @@ def test_no_follow_up_time_leaves_the_wrong_result_raw_and_says_how_to_shrink_it
 
 
 def test_what_waits_for_the_deadline_a_wrong_result_or_a_one_op_crash():
-    from fuzzaoti.findings.follow_up import deferred
+    from fuzzaoti.campaign.follow_up import deferred
 
     assert deferred("compare", "mismatch", 5)  # hit again, it costs nothing
     assert not deferred("run", "exception", 3)  # fails whole batches: shrunk now, to quarantine it

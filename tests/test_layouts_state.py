@@ -17,7 +17,7 @@ from fuzzaoti.model.case import Case
 from fuzzaoti.model.inputs import OFFSET, laid_out, poison_value
 from fuzzaoti.model import concrete
 from fuzzaoti.model.program import SWAP_CONFIG, DimSpec, InputSpec, Node, Program, StateSpec, Values
-from fuzzaoti.shrink import _program_candidates
+from fuzzaoti.findings.shrink import _program_candidates
 from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.workers.protocol import Job
 
@@ -123,7 +123,7 @@ def test_a_run_whose_strides_are_not_export_s_is_not_accepted():
 
 def test_shrink_tries_each_input_contiguous_and_the_state_as_inputs():
     from fuzzaoti.model.case import Case as C
-    from fuzzaoti.shrink import size_key
+    from fuzzaoti.findings.shrink import size_key
 
     p = _laid()
     candidates = [c for c in _program_candidates(p) if c is not None]

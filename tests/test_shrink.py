@@ -1,7 +1,7 @@
 """The shrinker keeps the bug and drops everything else (fake backend here; real AOTI in test_aoti)."""
 
 from fuzzaoti.workers.pool import WorkerPool
-from fuzzaoti.shrink import shrink, size_key
+from fuzzaoti.findings.shrink import shrink, size_key
 from fuzzaoti.check.signature import signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.worker import WorkerConfig
@@ -57,7 +57,7 @@ def test_a_failure_past_2_31_elements_shrinks_only_to_shapes_past_it():
     # candidates keep the failing run's classes, the least of them just past the crossing
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
     from fuzzaoti.model.scale import reach, size_classes
-    from fuzzaoti.shrink import _shape_candidates
+    from fuzzaoti.findings.shrink import _shape_candidates
     from fuzzaoti.model.case import Case
 
     program = Program((DimSpec("d0", 2, None, 4),), (InputSpec("x0", "int8", ("d0", 8), Values("int", -100, 100)),),

@@ -41,7 +41,7 @@ def stats(corpus_path, corpus_dir, slowest_of) -> None:
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.findings.show import campaign_line
     from fuzzaoti.launch.status import status_lines
-    from fuzzaoti.slowest import stored_case
+    from fuzzaoti.campaign.slowest import stored_case
 
     if corpus_dir is not None:
         for line in status_lines(corpus_dir):
@@ -131,7 +131,7 @@ def replay(finding_id, corpus_path, inject, device, max_bytes) -> None:
 def shrink(finding_id, corpus_path, minutes, inject, backend) -> None:
     """Shrink a finding to the smallest program and shape with the same signature."""
     from fuzzaoti.corpus import Corpus
-    from fuzzaoti.shrink import shrink_finding
+    from fuzzaoti.findings.shrink import shrink_finding
 
     with Corpus.open(corpus_path) as corpus:
         pool = _finding_pool(corpus, finding_id, inject, backend)

@@ -71,7 +71,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
     from fuzzaoti.corpus import Corpus
     from fuzzaoti.corpus.store import check_corpus
     from fuzzaoti.launch.shards import parse_shard
-    from fuzzaoti.progress import Display
+    from fuzzaoti.campaign.progress import Display
 
     settings = None
     if resume_id is None:  # built before the corpus is opened: a bad flag leaves no empty corpus behind

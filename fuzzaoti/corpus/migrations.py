@@ -167,7 +167,7 @@ MIGRATIONS.append(("009_replays", _m009_replays))
 
 
 def _m010_slowest(db: sqlite_utils.Database) -> None:
-    """A campaign's slowest compiled big run, as a ``fuzzaoti check`` file (fuzzaoti.slowest)."""
+    """A campaign's slowest compiled big run, as a ``fuzzaoti check`` file (fuzzaoti.campaign.slowest)."""
     db["campaigns"].add_column("slowest", str)
 
 

@@ -7,7 +7,7 @@ import json
 
 from fuzzaoti.compile.render import module_source
 from fuzzaoti.corpus.finding import Finding
-from fuzzaoti.slowest import describe
+from fuzzaoti.campaign.slowest import describe
 
 
 def describe_finding(f: Finding) -> str:

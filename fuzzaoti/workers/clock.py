@@ -1,7 +1,7 @@
 """Where a worker's time goes: the seconds of each stage of a batch (``StageClock``).
 
 It decides how to make a campaign faster, and it differs between CPU and GPU. The time of one
-program's big runs is kept apart, with its case (``execute._Member.timed``, ``fuzzaoti.slowest``).
+program's big runs is kept apart, with its case (``execute._Member.timed``, ``fuzzaoti.campaign.slowest``).
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import FailedHealthCheck
 
 from fuzzaoti import compat
-from fuzzaoti.campaign_settings import CampaignSettings, Counts, Mark
+from fuzzaoti.campaign.settings import CampaignSettings, Counts, Mark
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.launch.shards import in_shard, shard_seed
 from fuzzaoti.corpus import Corpus
-from fuzzaoti.in_flight import InFlight, settle
+from fuzzaoti.campaign.in_flight import InFlight, settle
 from fuzzaoti.corpus.store import refuse_if_alive
 from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import BatchSizes
@@ -35,9 +35,9 @@ from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
 from fuzzaoti.corpus.quarantine import Quarantine, finding_trigger, known_triggers
 from fuzzaoti.model.case import Case
-from fuzzaoti.slowest import SlowestRun
+from fuzzaoti.campaign.slowest import SlowestRun
 from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, crossing_first, get_profile
-from fuzzaoti.findings.follow_up import FollowUps, deferred
+from fuzzaoti.campaign.follow_up import FollowUps, deferred
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu, wants_standby
 from fuzzaoti.workers.worker import WorkerConfig
 

@@ -21,7 +21,7 @@ from typing import Callable
 
 from fuzzaoti.check.outcome import fails_whole_batch
 from fuzzaoti.findings.triage import triage_finding
-from fuzzaoti.shrink import shrink_finding
+from fuzzaoti.findings.shrink import shrink_finding
 
 
 def deferred(stage: str, symptom: str, ops: int) -> bool:
