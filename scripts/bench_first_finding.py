@@ -7,7 +7,7 @@ its own (``taskset``; on a GPU node both share the GPU), with the canary injecte
 
 * naive: a plain ``@given`` test that exports, AOTI-compiles, loads, runs and checks one
   generated program per example (the strategies fuzzaoti draws from), stopping at its first
-  failure;
+  failure, or dying of it (a segfault ends a hand-written test's process as it shows the bug);
 * fuzzaoti: ``fuzzaoti fuzz --inject CANARY --workers 1`` (no shrinking, no triage), stopped
   at its first ``NEW finding`` line.
 
@@ -53,7 +53,7 @@ def naive(canary: str, seed: int, minutes: float, device: str, core: int | None)
     """Seconds to the naive loop's first unknown failure, or None by the limit."""
     spec = json.dumps({"canary": canary, "seed": seed, "device": device})
     return _first(_pinned(core) + [sys.executable, os.path.abspath(__file__), "--naive-process", spec],
-                  minutes * 60, lambda line: line.startswith(_LINE), f"naive    seed {seed}")
+                  minutes * 60, lambda line: line.startswith(_LINE), f"naive    seed {seed}", death_counts=True)
 
 
 def fuzzaoti(canary: str, seed: int, minutes: float, device: str, core: int | None) -> float | None:
@@ -67,9 +67,12 @@ def fuzzaoti(canary: str, seed: int, minutes: float, device: str, core: int | No
                   f"fuzzaoti seed {seed}")
 
 
-def _first(command: list[str], limit_s: float, found: Callable[[str], bool], label: str) -> float | None:
+def _first(command: list[str], limit_s: float, found: Callable[[str], bool], label: str,
+           death_counts: bool = False) -> float | None:
     """Seconds from starting ``command`` to its first stdout line that is ``found`` (then the
-    process and its children are killed), or None when none came within ``limit_s``."""
+    process and its children are killed), or None when none came within ``limit_s``. With
+    ``death_counts``, the process dying on its own (a segfault in a compiled program: what a
+    hand-written test's user sees of it) is found too."""
     started = time.monotonic()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                              start_new_session=True)
@@ -85,7 +88,10 @@ def _first(command: list[str], limit_s: float, found: Callable[[str], bool], lab
                 break
     finally:
         timer.cancel()
-        child.wait()
+        code = child.wait()
+    if seconds is None and death_counts and code != 0 and time.monotonic() - started < limit_s:
+        seconds = time.monotonic() - started
+        print(f"    {label}: {seconds:6.0f} s  died with exit code {code}", flush=True)
     return seconds
 
 

@@ -104,6 +104,9 @@ def test_the_first_finding_bench_stops_a_loop_at_its_first_finding_line_or_at_th
     assert seconds is not None and time.monotonic() - began < 20  # the sleeping child was killed
     assert bench._first([sys.executable, "-c", "print('batch 1')"], 30, lambda line: "NEW" in line, "test") is None
     assert bench._first([sys.executable, "-c", "import time; time.sleep(60)"], 1, lambda line: True, "t") is None
+    died = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
+    assert bench._first(died, 30, lambda line: False, "t") is None  # (a campaign's worker death is a line)
+    assert bench._first(died, 30, lambda line: False, "t", death_counts=True) is not None
     from fuzzaoti.corpus.known_bugs import builtin_bugs
 
     known = builtin_bugs()[0].pattern.replace("*", "x").replace("?", "x")  # (a signature its glob fits)

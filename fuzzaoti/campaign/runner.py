@@ -118,15 +118,20 @@ class Campaign:
         )
         self.follow_ups = FollowUps(self.corpus, pool.check, lambda: pool.stats.mean_compile_s,
                                     s.shrink_minutes * 60, s.triage and s.backend == "aoti", self.echo)
-        self.versions = compat.torch_versions()
-        resumed = self.campaign_id is not None
-        if resumed:
-            self.corpus.claim_campaign(self.campaign_id)
-            self.follow_ups.waiting = self._left_raw()
-        else:
-            self.campaign_id = self.corpus.start_campaign(
-                s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
-        self._load_quarantine()
+        pool.launch()  # the workers import torch while this process does (versions) and sets up
+        try:
+            self.versions = compat.torch_versions()
+            resumed = self.campaign_id is not None
+            if resumed:
+                self.corpus.claim_campaign(self.campaign_id)
+                self.follow_ups.waiting = self._left_raw()
+            else:
+                self.campaign_id = self.corpus.start_campaign(
+                    s.device, s.backend, s.canary, s.seed, asdict(s), self.versions)
+            self._load_quarantine()
+        except BaseException:
+            pool.close()
+            raise
         self.started = time.monotonic()
         self.before = replace(self.counts)
         status = "interrupted"

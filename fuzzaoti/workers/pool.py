@@ -152,10 +152,16 @@ class WorkerPool:
     def restarts(self) -> int:
         return sum(max(w.restarts, 0) for w in self.workers)
 
-    def start(self) -> None:
-        """Start every worker process at once (each imports torch: seconds apiece)."""
+    def launch(self) -> None:
+        """Spawn the worker processes not yet spawned, without waiting for them (each imports
+        torch: seconds apiece), so the caller can set itself up meanwhile; ``start`` waits."""
         for w in self.workers:
-            w.launch()
+            if w.process is None:
+                w.launch()
+
+    def start(self) -> None:
+        """Start every worker process at once (``launch``) and wait until each is ready."""
+        self.launch()
         for w in self.workers:
             w.wait_ready()
 
