@@ -212,3 +212,10 @@ def current_choices_bytes() -> bytes | None:
     context = _current_build_context.value
     choices = getattr(getattr(context, "data", None), "choices", None)
     return None if choices is None else choices_to_bytes(choices)
+
+
+def set_database_key(test: Callable[..., Any], key: bytes) -> None:
+    """Have Hypothesis file ``test``'s examples under ``key`` in its database (its own key is
+    the test function's qualified name, the same for every campaign: a key per device, profile
+    and canary keeps their failing batches apart)."""
+    test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]

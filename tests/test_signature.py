@@ -31,6 +31,20 @@ def test_crash_uses_the_telling_stderr_line():
     assert signature(o) == "run/crash/Segmentation fault (core dumped) at ADDR"
 
 
+def test_an_uncaught_cpp_exception_is_named_by_its_message_not_its_frames():
+    # an exception thrown in an OpenMP region ends the process; the frames under it name only the
+    # exception's constructor, the same for every such bug (an index_fill bound and a scatter's)
+    def aborted(what):
+        return Outcome("run", "crash", "worker died with signal SIGABRT", stderr=(
+            "terminate called after throwing an instance of 'c10::Error'\n"
+            f"  what():  {what}\nException raised from cpp_fused_index_fill_0 at /tmp/k.cpp:48\n"
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9d (0x7f19 in /x/libc10.so)\n"))
+
+    assert signature(aborted("index out of bounds: 0 <= tmp7 < 74L")) == signature(
+        aborted("index out of bounds: 0 <= tmp3 < 9L")) == "run/crash/uncaught c10::Error: index out of bounds: N <= tmpN < N"
+    assert signature(aborted("index out of bounds: 0 <= tmp7 < 74L")) != signature(aborted("negative dimension -1"))
+
+
 def test_a_frame_refines_a_target_stored_without_one():
     bare = "compile/exception/InductorError: AssertionError:"
     framed = bare + " @ tiling_utils.py:get_pw_red_splits"

@@ -52,9 +52,10 @@ def test_crash_in_a_batch_is_bisected_to_the_guilty_case(bmm_index_program, fake
         outcomes = pool.check([_innocent(), _case(bmm_index_program), _innocent()])
         assert [o.symptom for o in outcomes] == ["pass", "crash", "pass"]
         assert pool.stats.bisections >= 1 and pool.restarts >= 1
-        # 3 cases: the whole batch, then [innocent] and [guilty, innocent], then each of those two
-        assert (pool.stats.compiles, pool.stats.bisect_compiles) == (5, 4)
-        assert pool.stats.bisect_s > 0 and "4 of them bisecting failed batches" in pool.stats.describe()
+        # 3 cases: the whole batch, then each alone (a group of at most 4 whose worker died is not
+        # halved: halves would cost 4 bisecting compiles, [innocent], [guilty, innocent] and each of those)
+        assert (pool.stats.compiles, pool.stats.bisect_compiles) == (4, 3)
+        assert pool.stats.bisect_s > 0 and "3 of them bisecting failed batches" in pool.stats.describe()
     finally:
         pool.close()
 
@@ -192,7 +193,11 @@ def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
     assert (named[0], named[1], named[3]) == (None, [_Part([1]), _Part([0, 1, 2], (1,))], False)
     assert named[1][1].reload and not named[1][0].reload
     unnamed = pool._attempt(_Stub(BatchResult(batch=ima)), cases, None, False)
-    assert (unnamed[1], unnamed[3]) == ([_Part([0]), _Part([1, 2])], True)
+    assert (unnamed[1], unnamed[3]) == ([_Part([0]), _Part([1]), _Part([2])], True)  # (died: each alone)
+    raised = pool._attempt(_Stub(BatchResult(batch=Outcome("compile", "exception", "boom"))), cases, None, False)
+    assert (raised[1], raised[3]) == ([_Part([0]), _Part([1, 2])], True)  # (a worker still alive: halves)
+    many = pool._attempt(_Stub(BatchResult(batch=ima)), cases * 2, None, False)
+    assert (many[1], many[3]) == ([_Part([0, 1, 2]), _Part([3, 4, 5])], True)
     retired = pool._attempt(_Stub(BatchResult(cases=(passed, wrong, passed))), cases, None, False)
     assert (retired[1], retired[3]) == ([], False)
     alone = pool._attempt(_Stub(BatchResult(batch=ima)), cases[:1], None, True)

@@ -227,7 +227,7 @@ class Campaign:
             if self._time_up():
                 raise _TimeUp
 
-        one_batch._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
+        compat.set_database_key(one_batch, key)
         try:
             one_batch()
         except _TimeUp:

@@ -30,11 +30,15 @@ _VOLATILE = [
     (re.compile(r"\b(buf|arg|tmp|x|y|r|xindex|kernel|triton_\w+?_|cpp_fused_\w+?_)\d+\b"), r"\1N"),
     (re.compile(r"\b(triton|cpp)_(\w+?)_\w+\b"), r"\1_\2_KERNEL"),
     (re.compile(r"\bline \d+\b"), "line N"),
-    (re.compile(r"\b\d+\b"), "N"),
+    (re.compile(r"\b\d+L?\b"), "N"),  # (C++ prints a long as 74L)
     (re.compile(r"\s+"), " "),
 ]
 
 _STDERR_MARKERS = ("error", "Error", "Assertion", "illegal", "Segmentation", "terminate called")
+#: ``terminate called after throwing an instance of 'c10::Error'`` and its ``what():`` line:
+#: the frames printed below it name only the exception's constructor, the same for every such bug
+_UNCAUGHT = re.compile(r"terminate called after throwing an instance of '([^']+)'\n\s*what\(\):\s*([^\n]*)")
+_FRAME = re.compile(r"^\s*frame #\d+:")
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b[:(]")
 # how Inductor introduces the error of a kernel it could not compile, which varies with where
 # the kernel was compiled (in a compile worker or in-process): never part of the signature
@@ -57,8 +61,12 @@ def normalize(text: str) -> str:
 def _telling_line(outcome: Outcome) -> str:
     first = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
     if outcome.symptom in ("crash", "timeout") or "API call failed" in first:
-        for line in reversed(outcome.stderr.splitlines()):
-            if any(m in line for m in _STDERR_MARKERS):
+        lines = outcome.stderr.splitlines()
+        thrown = _UNCAUGHT.search(outcome.stderr)
+        if thrown:  # a C++ exception nothing caught (thrown in an OpenMP region, say): its message
+            return f"uncaught {thrown.group(1)}: {thrown.group(2).strip()}"
+        for line in reversed(lines):
+            if any(m in line for m in _STDERR_MARKERS) and not _FRAME.match(line):
                 return line
     if "CppCompileError" in first or "compile error" in first:  # which C++ error, not just that one
         compiler = next((line for line in outcome.message.splitlines() if " error: " in line), None)
