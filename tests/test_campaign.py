@@ -145,7 +145,7 @@ def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
         sizes.rate[sizes.size] = 2.0  # programs per second
         now = time.monotonic()
         # queued 30 s ago, but the batch before it was done only 4 s ago: 20 programs, 4 s in
-        campaign.in_flight = [InFlight(None, [None] * 20, None, "default", sizes.size, now - 30)]
+        campaign.in_flight = [InFlight(None, [None] * 20, [], "default", sizes.size, now - 30)]
         campaign.last_done = now - 4
         assert 5.5 < campaign._queued_seconds() <= 6.0
         campaign.last_done = now - 40  # worked on since it was queued: done by now
@@ -322,7 +322,7 @@ def _settle(batches: list, starving: bool, workers: int = 3):
 
     from fuzzaoti.campaign.in_flight import InFlight, settle
 
-    in_flight = [InFlight(b, [], None, "default", 8, 0.0) for b in batches]
+    in_flight = [InFlight(b, [], [], "default", 8, 0.0) for b in batches]
     pool = SimpleNamespace(workers=[None] * workers, starving=starving)
     recorded, waited = [], []
     settle(in_flight, pool, lambda f: recorded.append(batches.index(f.batch)), waited.append, lambda: False)
@@ -396,7 +396,34 @@ def test_a_finding_is_stored_as_soon_as_the_pool_pins_it_and_once(tmp_path, five
         campaign = Campaign(corpus, CampaignSettings(backend="fake"))
         campaign.started = time.monotonic()
         campaign._record = lambda pool, case, outcome: recorded.append((case, outcome.symptom))
-        flight = InFlight(batch, cases, None, "default", 3, time.monotonic())
+        flight = InFlight(batch, cases, [], "default", 3, time.monotonic())
         campaign._waiting(flight)
         campaign._waiting(flight)
     assert recorded == [(cases[1], "mismatch")] and flight.recorded == {1} and campaign.counts.failures == 1
+
+
+def test_a_draw_short_of_a_batch_waits_for_the_next_draw_of_its_config_set(tmp_path, five_op_program):
+    # with the repeats left out, a draw of 64 falls short of a batch of 64: the short one is held
+    # and checked with the next draw of its set, once, and both draws' choices go with the batch
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.model.program import DimSpec
+
+    def cases(maxes):
+        return [Case(five_op_program.with_(dims=(five_op_program.dim["b"], DimSpec("n", 2, m, 9))),
+                     (((("b", 3), ("n", 7)), 0),)) for m in maxes]
+
+    submitted = []
+
+    class Pool:
+        def submit(self, drawn, alone=(), stop_at=None):
+            submitted.append([c.program.id for c in drawn])
+
+    with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
+        campaign = Campaign(corpus, CampaignSettings(backend="fake", batch_size=8))
+        campaign.started, campaign.counts.batches = time.monotonic(), 1  # (not the first batch)
+        first, second = cases(range(20, 25)), cases(range(22, 28))  # 5 programs, then 3 repeats and 3 new
+        assert campaign._submit(Pool(), first, b"one") is None and submitted == []
+        flight = campaign._submit(Pool(), second, b"two")
+    assert flight.choices == [b"one", b"two"] and len(submitted[0]) == 8 == len(set(submitted[0]))
+    assert campaign.counts.repeats == 3

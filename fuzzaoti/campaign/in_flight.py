@@ -28,7 +28,7 @@ class InFlight:
 
     batch: Submitted
     drawn: list[Case]  # the cases checked, in the pool's order
-    choices: bytes | None  # Hypothesis's choices for it: saved in the corpus if it failed
+    choices: list[bytes]  # Hypothesis's choices of the draws it holds: saved in the corpus if it failed
     configs: str  # its config set (``configs_label``): each set has its own adaptive size
     size: int  # the adaptive size it was drawn at
     submitted_at: float

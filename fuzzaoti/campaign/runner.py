@@ -83,6 +83,7 @@ class Campaign:
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
+        self._held: dict[str, tuple[list[Case], list[bytes]]] = {}  # per config set: a short draw, its choices
 
     @classmethod
     def resume(cls, corpus: Corpus, campaign_id: int, minutes: float | None = None,
@@ -202,8 +203,9 @@ class Campaign:
             self.echo(f"replaying up to {len(past)} past failing batches from the corpus first")
 
         def finish(flight: InFlight) -> None:
-            if self._record_batch(pool, flight) and flight.choices is not None:
-                database.save(key, flight.choices)
+            if self._record_batch(pool, flight):
+                for choices in flight.choices:
+                    database.save(key, choices)
 
         seed = shard_seed(s.seed, s.shard, s.shards)
 
@@ -242,31 +244,40 @@ class Campaign:
         """Queue one batch: the first ``size`` drawn cases of programs not checked before in this
         run that the quarantine does not set aside (in the large profile those with a run past a
         crossing first: ``crossing_first``), ``size`` cut to what fits in the time left after the
-        batch queued before it; None where every drawn program was checked before.
+        batch queued before it; None where none is left, or where too few are and they are held.
 
         Hypothesis builds most examples by copying choices from earlier ones, so a batch repeats
         many programs already checked (of the first 16 programs of 100 small-profile batches,
-        678 of 1600 were distinct); a repeat costs a compile as dear as a new program's."""
+        678 of 1600 were distinct); a repeat costs a compile as dear as a new program's. Without
+        them a draw of 64 falls short of a batch of 64 (a 10-minute CPU campaign compiled 16
+        programs a module instead of 27), so a short one is held (``_held``) and checked with the
+        next draw of its config set, the two draws' choices saved together if the batch fails."""
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
-        if not self.settings.batch_size and not self.counts.batches and not self.in_flight:
+        first = not self.settings.batch_size and not self.counts.batches and not self.in_flight
+        if first:
             fits = min(fits, FIRST_BATCH)  # a first result early (it teaches the adaptive size nothing)
         drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
-        fresh = [c for c in drawn if c.program.id not in self.submitted]
-        self.counts.repeats += sum(c.program.id in self.submitted for c in drawn[:size])
-        if not fresh:
+        held, held_choices = self._held.pop(configs, ([], []))
+        seen = self.submitted | {c.program.id for c in held}
+        self.counts.repeats += sum(c.program.id in seen for c in drawn[:size])
+        drawn = held + [c for c in drawn if c.program.id not in seen]
+        choices_of = held_choices + ([choices] if choices is not None else [])
+        if not drawn:
             return None
-        drawn = fresh
         if get_profile(self.settings.profile).big_sizes:  # (the large profile: in the small one, it
             drawn = crossing_first(drawn)  # would only crowd batches with index arithmetic past 2**31)
         picked = self.quarantine.sort([c.program for c in drawn], fits)
+        if len(picked.chosen) < fits and not held and not first:  # short: wait for one more draw
+            self._held[configs] = (drawn, choices_of)
+            return None
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]
         self.submitted.update(c.program.id for c in drawn)
         stop_at = time.time() + self._deadline() + GRACE_S / 2 - time.monotonic()  # (workers' clock: wall time)
         return InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
-                         drawn, choices, configs, size, time.monotonic())
+                         drawn, choices_of, configs, size, time.monotonic())
 
     def _queued_seconds(self) -> float:
         """Estimated seconds until the workers are done with the batches in flight: their
