@@ -27,7 +27,7 @@ _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
     (re.compile(r"(/[\w.\-+]+)+"), "PATH"),
     (re.compile(r"\b[su]\d+\b"), "SYM"),
-    (re.compile(r"\b(buf|arg|tmp|x|y|r|xindex|kernel|triton_\w+?_|cpp_fused_\w+?_)\d+\b"), r"\1N"),
+    (re.compile(r"\b(buf|arg|tmp|ks|x|y|r|xindex|kernel|triton_\w+?_|cpp_fused_\w+?_)\d+\b"), r"\1N"),
     (re.compile(r"\b(triton|cpp)_(\w+?)_\w+\b"), r"\1_\2_KERNEL"),
     (re.compile(r"\bline \d+\b"), "line N"),
     (re.compile(r"\b\d+L?\b"), "N"),  # (C++ prints a long as 74L)
