@@ -1,5 +1,5 @@
 """The campaign runner, in named phases: generate → check → record, until the time is up; then
-the follow-up (shrink and triage) of the findings left for after the deadline (findings.follow_up).
+the follow-up (shrink and triage) of the findings left for after the deadline (campaign.follow_up).
 
 Generation is driven by Hypothesis (``@given`` over a list of cases, one list per batch), so
 every program, runtime shape and input seed comes from Hypothesis's choice sequence and a
@@ -44,9 +44,9 @@ from fuzzaoti.workers.worker import WorkerConfig
 
 PROGRESS_EVERY_S = 5.0
 WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
-#: the first batch of a campaign (not resumed), whatever the adaptive size: on one core of the
-#: 2-core CPU a 16-program first compile took about 50 s, 4 programs about 15 s, and the
-#: naive one-compile-a-program loop's first result comes in 6 to 10 s
+#: the first batch of a campaign (not resumed), whatever the adaptive size: on the 2-core CPU a
+#: first batch of 4 was done 13 to 15 s after the start (scripts/bench_throughput.py's cold
+#: start), of 16 21 s, while the naive one-compile-a-program loop's first program took 11 s
 FIRST_BATCH = 4
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
 # (after half of it their workers answer with the runs done: a group compiled just before the
