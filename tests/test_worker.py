@@ -155,6 +155,35 @@ def test_the_queue_serves_urgent_work_then_bisection_then_fresh_groups():
                                                                          (QUEUED, False)]
 
 
+def test_a_bisection_goes_depth_first_and_takes_a_splits_parts_in_their_order(bmm_index_program):
+    # a batch of 8 whose worker died: its suspect half is split again before its other half is
+    # compiled, so the crash is pinned after three compiles (8, 4, 1), not four (8, 4, 4, 1); the
+    # fresh group queued behind comes after the whole bisection
+    import heapq
+
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import QUEUED, Submitted
+    from fuzzaoti.workers.protocol import BatchResult
+
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    segv = BatchResult(batch=Outcome("run", "crash", "worker died with signal SIGSEGV"))
+    cases = [_innocent()] * 7 + [_case(bmm_index_program)]
+    batch = Submitted(cases, None, QUEUED)
+    with pool._state:
+        pool._push(batch, list(range(8)), bisecting=False)
+        pool._push(Submitted(cases, None, QUEUED), [0], bisecting=False)  # (a fresh group queued behind)
+    taken = []
+    for _ in range(3):
+        group = heapq.heappop(pool._queue)
+        taken.append(group.indices)
+        parts = pool._attempt(_Stub(segv), [cases[i] for i in group.indices], None, True)[1]
+        with pool._state:
+            pool._requeue(batch, group, parts)
+    assert taken == [[0, 1, 2, 3, 4, 5, 6, 7], [7, 0, 1, 2], [7]]
+    assert [heapq.heappop(pool._queue).indices for _ in range(5)] == [[0], [1], [2], [3, 4, 5, 6], [0]]
+    pool.close()
+
+
 def test_a_member_pinned_by_a_run_probe_is_checked_alone_without_a_bisection(fake_fault):
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
 
@@ -202,6 +231,26 @@ def test_only_a_failure_pinned_on_no_member_is_a_blind_bisection():
     assert (retired[1], retired[3]) == ([], False)
     alone = pool._attempt(_Stub(BatchResult(batch=ima)), cases[:1], None, True)
     assert (alone[0][0].symptom, alone[1], alone[3]) == ("illegal_memory_access", [], False)
+    pool.close()
+
+
+def test_a_dead_group_is_pinned_member_by_member_indirect_accesses_first(bmm_index_program):
+    # a death in generated code is a wild access: the member that indexes through data is
+    # compiled alone first, so the first death alone (a stored finding) comes one compile sooner
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import _Part, death_order
+    from fuzzaoti.workers.protocol import BatchResult
+
+    cases = [_innocent(), _innocent(), _case(bmm_index_program), _innocent()]
+    assert death_order(cases, [0, 1, 2, 3]) == [2, 0, 1, 3]
+    assert death_order(cases, [0, 1, 3]) == [0, 1, 3]  # (none does: the group's order)
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    segv = Outcome("run", "crash", "worker died with signal SIGSEGV")
+    parts = pool._attempt(_Stub(BatchResult(batch=segv)), cases, None, False)[1]
+    assert parts == [_Part([2]), _Part([0]), _Part([1]), _Part([3])]
+    bigger = [_innocent()] * 5 + [_case(bmm_index_program)] + [_innocent()] * 2  # (8: halved)
+    parts = pool._attempt(_Stub(BatchResult(batch=segv)), bigger, None, False)[1]
+    assert parts == [_Part([5, 0, 1, 2]), _Part([3, 4, 6, 7])]
     pool.close()
 
 

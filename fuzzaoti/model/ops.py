@@ -247,6 +247,15 @@ _SPECS += [
 
 OPS: dict[str, OpSpec] = {spec.name: spec for spec in _SPECS}
 
+#: ops that load or store through an index tensor's values (or a size read from data): the
+#: addresses of their accesses come from data, so a wrong or missing bounds check in their
+#: kernels reads or writes wild memory: most worker deaths in generated code are theirs
+INDIRECT = frozenset({
+    "index_select", "gather", "index", "take", "narrow_item", "narrow_to_item", "scatter", "index_put",
+    "index_add", "index_copy", "index_fill", "scatter_add", "scatter_reduce", "embedding", "embedding_bag",
+    "index_put_", "index_add_", "scatter_add_",
+})
+
 
 def index_prefix(dim: int) -> str:
     """The ``prefix`` attr of the ``index`` op that indexes dim ``dim``: ``x[:, :, idx]``."""

@@ -32,6 +32,7 @@ from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.check.signature import signature
 from fuzzaoti.coverage.record import Reached
 from fuzzaoti.model.case import Case
+from fuzzaoti.model.ops import INDIRECT
 from fuzzaoti.workers.pool_stats import PoolStats, configs_label
 from fuzzaoti.workers.leftovers import sweep_leftovers_of_dead_pools
 from fuzzaoti.workers.protocol import Job, spoken
@@ -87,7 +88,10 @@ class Submitted:
 @dataclass(order=True)
 class _Group:
     """One compile on the shared queue: urgent batches first, then a batch's bisection parts
-    before fresh groups (a failed batch is pinned before more work piles up), then FIFO.
+    before fresh groups (a failed batch is pinned before more work piles up); fresh groups FIFO,
+    bisection parts newest first (depth-first: the parts of a part that failed again come before
+    its sibling, so the first failure is pinned after log2(n) compiles, not after the whole
+    level above it), the parts of one split in the order ``_split`` gives them.
 
     ``package`` is the directory its merged program is compiled into. A group with members
     to ``exclude`` (positions in ``indices``) is the rest of a failed group, loaded from that
@@ -217,8 +221,15 @@ class WorkerPool:
         seq = next(self._seq)
         package = package or os.path.join(self._packages, str(seq))
         self._package_users[package] += 1
-        heapq.heappush(self._queue, _Group((batch.priority, 0 if bisecting else 1, seq), batch, indices,
-                                           bisecting, package, exclude, alone))
+        heapq.heappush(self._queue, _Group((batch.priority, 0, -seq) if bisecting else (batch.priority, 1, seq),
+                                           batch, indices, bisecting, package, exclude, alone))
+
+    def _requeue(self, batch: Submitted, group: _Group, parts: list[_Part]) -> None:
+        """Queue the parts of a failed ``group`` (under ``_state``), the last first: bisection
+        parts are taken newest first, so the first part ``_split`` gives is taken first."""
+        for part in reversed(parts):
+            self._push(batch, [group.indices[j] for j in part.positions], bisecting=True,
+                       package=group.package if part.reload else None, exclude=part.exclude)
 
     def _done_with(self, group: _Group) -> None:
         """The group is filed (under ``_state``): its package goes once no queued group reloads it."""
@@ -285,9 +296,7 @@ class WorkerPool:
                 self.checked[k] += sum(o is not None for o in outcomes)
             if batch.cancelled:
                 parts = []
-            for part in parts:
-                self._push(batch, [indices[j] for j in part.positions], bisecting=True,
-                           package=group.package if part.reload else None, exclude=part.exclude)
+            self._requeue(batch, group, parts)
             self._done_with(group)
             batch.open_groups += len(parts) - 1
             if batch.open_groups == 0:
@@ -366,19 +375,22 @@ class WorkerPool:
             with self._stats_lock:
                 self.stats.bisections += 1
                 self.stats.bisect_causes[signature(result.batch)[:160]] += 1
-        parts, blind = _split(result, judged, len(cases), exclude)
+        parts, blind = _split(result, judged, cases, exclude)
         return None, parts, seconds, blind
 
 
-def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tuple[list[_Part], bool]:
-    """The parts of a group (``size`` cases, the ``judged`` ones checked) that failed as a whole,
+def _split(result, judged: list[int], cases: Sequence[Case], exclude: tuple[int, ...]) -> tuple[list[_Part], bool]:
+    """The parts of a group (its ``cases``, the ``judged`` ones checked) that failed as a whole,
     and whether they are a blind split. A failure in one checked member is confirmed with that
     member compiled alone: the suspect the failure named, or the one member a reloaded group
     checked. When the suspect failed in a run, the group had compiled and loaded and the other
     members' runs had gone through its package: the rest is checked from that package again
     (``_Part.reload``), the suspect fed its examples there, as in every run but its own big
     ones. A failure pinned on no member is halved, each half compiled afresh; a small group whose
-    worker died, member by member (``ALONE_AFTER_DEATH``)."""
+    worker died, member by member (``ALONE_AFTER_DEATH``); a death's parts hold the likeliest
+    culprits first (``death_order``), so with the queue's depth-first order a finding is stored
+    as soon as one member dies alone."""
+    size = len(cases)
     suspect = result.suspect if result.suspect in judged else None
     if suspect is None and len(judged) == 1:
         suspect = judged[0]
@@ -389,8 +401,10 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
         if result.batch.stage in ("run", "compare"):
             return [_Part([suspect]), _Part(list(range(size)), tuple(sorted({*exclude, suspect})))], False
         return [_Part([suspect]), _Part(rest)], False
-    if result.batch.symptom in _DEATHS and len(judged) <= ALONE_AFTER_DEATH:
-        return [_Part([k]) for k in judged], True
+    if result.batch.symptom in _DEATHS:  # the likeliest culprits first, in the first half
+        judged = death_order(cases, judged)
+        if len(judged) <= ALONE_AFTER_DEATH:
+            return [_Part([k]) for k in judged], True
     half = len(judged) // 2
     return [_Part(judged[:half]), _Part(judged[half:])], True
 
@@ -402,6 +416,19 @@ def _split(result, judged: list[int], size: int, exclude: tuple[int, ...]) -> tu
 #: after three compiles and two restarts)
 ALONE_AFTER_DEATH = 4
 _DEATHS = ("crash", "illegal_memory_access", "timeout")
+
+
+def death_order(cases: Sequence[Case], judged: list[int]) -> list[int]:
+    """The ``judged`` members of a group whose worker died, in the order they are compiled alone:
+    most nodes that address memory through data first (``ops.INDIRECT``: a death in generated code
+    is a wild access, and theirs are the accesses a missing bounds check lets run wild), the
+    group's order among equals. Each member tried alone that does not die costs a compile and
+    each that does a cold restart (on the CPU about 5 s each, ``scripts/bench_restart.py``), so
+    the likeliest goes first; in a group too big to try member by member, the half holding them
+    is the one split again first."""
+    def indirect(k: int) -> int:
+        return sum(node.op in INDIRECT for node in cases[k].program.nodes)
+    return sorted(judged, key=lambda k: -indirect(k))
 
 
 def _groups(cases: Sequence[Case], alone: set[int], workers: int) -> list[list[int]]:
