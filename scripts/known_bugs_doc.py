@@ -30,17 +30,15 @@ def render() -> str:
            "Each entry is replayed by `pytest --fuzzaoti-known` (tests/test_known.py): inside its torch range it",
            "must fail with its signature, from `fixed_in` on it must pass.", "",
            "| entry | device | fails on | signature |", "| --- | --- | --- | --- |"]
-    for name, data in entries:
-        stem = name.removesuffix(".json")
-        span = f"{data['fails_from']} to {data['fixed_in']} (fixed)" if "fixed_in" in data else f"{data['fails_from']} on"
-        signature = data["signature"].replace("|", "\\|")
-        out.append(f"| [{stem}](#{stem}) | {data.get('device', 'cpu')} | {span} | `{signature[:90]}` |")
-    for name, data in entries:  # (how each was found stays in its entry's "found": this page says what it is)
-        out += ["", f"## {name.removesuffix('.json')}", "", data["title"], ""]
-        out += [f"- **{label}**: {data[key]}" for key, label in FIELDS if data.get(key)]
-        repro = data.get("torch_only_repro")
-        if repro:
-            out += ["", "```python", *(repro if isinstance(repro, list) else [repro]), "```"]
+    for entry in entries:
+        span = f"{entry.fails_from} to {entry.fixed_in} (fixed)" if entry.fixed_in else f"{entry.fails_from} on"
+        signature = entry.signature.replace("|", "\\|")
+        out.append(f"| [{entry.name}](#{entry.name}) | {entry.device} | {span} | `{signature[:90]}` |")
+    for entry in entries:  # (how each was found stays in its entry's "found": this page says what it is)
+        out += ["", f"## {entry.name}", "", entry.title, ""]
+        out += [f"- **{label}**: {getattr(entry, key)}" for key, label in FIELDS if getattr(entry, key)]
+        if entry.torch_only_repro:
+            out += ["", "```python", *entry.torch_only_repro, "```"]
     return "\n".join(out) + "\n"
 
 

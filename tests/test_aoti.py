@@ -157,19 +157,20 @@ def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
 
 
 def test_triage_ladder_places_a_canary_in_inductor_not_in_export(rotated_five_op_case):
+    from fuzzaoti.check.verdict import RungResult, Verdict
     from fuzzaoti.findings.triage import ladder, workarounds
 
     case, pool, target = rotated_five_op_case
     rungs = ladder(case, target, pool.check)
     remedies = workarounds(case, target, pool.check)
     # the canary patches an Inductor lowering: eager and aot_eager are clean, Inductor and AOTI are not
-    assert rungs == {"eager": "passes", "aot_eager": "passes",
-                     "inductor": "FAILS (same bug)", "aoti": "FAILS (same bug)"}
+    passes, same = RungResult(Verdict.PASSES), RungResult(Verdict.FAILS_SAME)
+    assert rungs == {"eager": passes, "aot_eager": passes, "inductor": same, "aoti": same}
     assert set(remedies) == {"bounded Dim max", "exported at the failing size", "int64 indices", "static shapes",
                              "chunked bmm (static)"}
-    assert remedies["exported at the failing size"] == "FAILS (same bug)"  # a canary is no size's
-    assert remedies["bounded Dim max"] == "FAILS (same bug)"
-    assert remedies["chunked bmm (static)"] == "FAILS (same bug)"  # chunks of 3 and 2: each still rotated
+    assert remedies["exported at the failing size"] == same  # a canary is no size's
+    assert remedies["bounded Dim max"] == same
+    assert remedies["chunked bmm (static)"] == same  # chunks of 3 and 2: each still rotated
 
 
 @pytest.mark.gpu

@@ -1,6 +1,5 @@
 """What Inductor assumed of a program's sizes, unchecked by AOTI, and the runs directed at breaking it."""
 
-import json
 import os
 from dataclasses import replace
 
@@ -115,13 +114,14 @@ def test_a_real_cpu_compile_notes_the_cascade_guard_and_its_directed_run_finds_t
     import torch
 
     from fuzzaoti.corpus.known_bugs import expected_result
+    from fuzzaoti.corpus.known_entry import load_entry
 
-    data = json.load(open(CASCADE))
+    data = load_entry(CASCADE)
     if expected_result(data, torch.__version__) != "fail":
-        pytest.skip(f"not in the entry's torch range: {data['title']}")
+        pytest.skip(f"not in the entry's torch range: {data.title}")
     small = [{"env": {"d0": 48}, "seed": 0}, {"env": {"d0": 100}, "seed": 1}]
     neg = _program(hint=5)
-    cases = (Case.from_run_dicts(Program.from_dict(data["program"]), small), Case.from_run_dicts(neg, small))
+    cases = (Case.from_run_dicts(Program.from_dict(data.program), small), Case.from_run_dicts(neg, small))
     summed, negated = check_batch(Job("aoti", "cpu", cases, 512 << 20), lambda stage: None).cases
     assert summed.symptom == "mismatch" and summed.runs_directed >= 2
     assert summed.env["d0"] > 4096

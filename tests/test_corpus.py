@@ -117,3 +117,47 @@ def test_a_corpus_from_the_first_schema_migrates_and_keeps_its_findings(tmp_path
         assert [r["name"] for r in corpus.db["_migrations"].rows] == [n for n, _ in MIGRATIONS]
         (finding,) = corpus.findings()
         assert finding.hits == 3 and finding.shrunk_case is None
+
+
+OLD_CORPUS = os.path.join(os.path.dirname(__file__), "data", "corpus-written-before-rung-records.db")
+
+
+def test_a_corpus_the_previous_release_wrote_migrates_and_every_finding_lists_shows_and_replays(tmp_path):
+    # tests/data/corpus-written-before-rung-records.db: made by fuzzaoti at 001bf20 (schema 012,
+    # triage tables stored as display text) from three real CPU campaigns, a shrink, two triages
+    # and a recheck: 11 findings (a segfault, an export error, wrong values, a compile error)
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from fuzzaoti.check.verdict import RungResult, Verdict
+    from fuzzaoti.cli import main
+
+    db = str(tmp_path / "old.db")
+    shutil.copy(OLD_CORPUS, db)
+    runner = CliRunner()
+    listed = runner.invoke(main, ["list", "--corpus", db])
+    assert listed.exit_code == 0, listed.output
+    with Corpus.open(db) as corpus:
+        ids = [f.id for f in corpus.findings()]
+        assert ids == list(range(1, 12))
+        same, passes = RungResult(Verdict.FAILS_SAME), RungResult(Verdict.PASSES)
+        triaged = corpus.finding(11)
+        assert triaged.triage == {"eager": passes, "aot_eager": passes, "inductor": passes, "aoti": same}
+        assert triaged.workarounds["chunked bmm (static)"] == passes
+        assert corpus.finding(4).shrunk_case is not None and corpus.finding(4).status == "fixed"
+    stored = sqlite3.connect(db).execute("select triage from findings where id = 11").fetchone()[0]
+    assert json.loads(stored)["aoti"] == {"verdict": "fails_same"}  # migration 013 rewrote the text
+    for fid in ids:
+        assert f"  {fid}  " in listed.output or listed.output.startswith(f"{fid:>4}"), listed.output
+        shown = runner.invoke(main, ["show", str(fid), "--corpus", db])
+        assert shown.exit_code == 0 and shown.output.startswith(f"finding {fid} "), shown.output
+        as_json = runner.invoke(main, ["show", str(fid), "--corpus", db, "--json"])
+        assert json.loads(as_json.output)["id"] == fid
+    report = runner.invoke(main, ["report", "11", "--corpus", db, "--dir", str(tmp_path / "r")])
+    assert report.exit_code == 0, report.output
+    assert "| chunked bmm (static) | passes |" in (tmp_path / "r" / "finding-11.md").read_text()
+    # every stored program and run replays (the fake backend: eager, no canary, so each passes)
+    replayed = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db, *map(str, ids)])
+    assert replayed.exit_code == 0 and "rechecked 11 findings" in replayed.output, replayed.output

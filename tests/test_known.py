@@ -2,7 +2,6 @@
 
 import collections
 import glob
-import json
 import os
 import re
 import subprocess
@@ -13,6 +12,8 @@ import pytest
 from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.model.program import Program
 from fuzzaoti.check.signature import signature
+from fuzzaoti.check.verdict import RungResult, Verdict
+from fuzzaoti.corpus.known_entry import load_entry
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.worker import WorkerConfig
@@ -22,22 +23,22 @@ KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti
 
 
 def _device(path):
-    return json.load(open(path)).get("device", "cpu")
+    return load_entry(path).device
 
 
 def _check(path, backend, device="cpu"):
-    data = json.load(open(path))
-    program = Program.from_dict(data["program"])
+    data = load_entry(path)
+    program = Program.from_dict(data.program)
     if device == "cuda":
         # in a worker of its own: a device-side assert poisons the CUDA context of the process
         # it happens in, and every later CUDA test in this one would fail with it
         pool = WorkerPool(WorkerConfig(device=device, backend=backend))
         try:
-            (outcome,) = pool.check([Case.from_run_dicts(program, data["runs"])])
+            (outcome,) = pool.check([Case.from_run_dicts(program, list(data.runs))])
         finally:
             pool.close()
         return data, program, outcome
-    result = check_batch(Job(backend, device, (Case.from_run_dicts(program, data["runs"]),)), lambda stage: None)
+    result = check_batch(Job(backend, device, (Case.from_run_dicts(program, list(data.runs)),)), lambda stage: None)
     return data, program, result.batch or result.cases[0]
 
 
@@ -63,7 +64,7 @@ def test_every_known_case_does_what_its_entry_says_for_this_torch(tmp_path, devi
     from fuzzaoti.corpus.known_bugs import expected_result
 
     word = {"fail": "xfailed", "pass": "passed", "unknown": "skipped"}
-    expected = collections.Counter(word[expected_result(json.load(open(p)), torch.__version__)]
+    expected = collections.Counter(word[expected_result(load_entry(p), torch.__version__)]
                                    for p in KNOWN if _device(p) == device)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "--fuzzaoti-known",
                            "--fuzzaoti-device", device], cwd=tmp_path, capture_output=True, text=True, timeout=1800)
@@ -74,10 +75,10 @@ def test_every_known_case_does_what_its_entry_says_for_this_torch(tmp_path, devi
 
 def _beside_a_passing_program(five_op_program, name):
     """Check known case ``name`` in one batch after a program that passes."""
-    data = json.load(open(os.path.join(os.path.dirname(KNOWN[0]), name)))
-    program = Program.from_dict(data["program"])
+    data = load_entry(os.path.join(os.path.dirname(KNOWN[0]), name))
+    program = Program.from_dict(data.program)
     job = Job("aoti", "cpu", (Case.from_run_dicts(five_op_program, [{"env": {"b": 3, "n": 9}, "seed": 0}]),
-                              Case.from_run_dicts(program, data["runs"])))
+                              Case.from_run_dicts(program, list(data.runs))))
     result = check_batch(job, lambda stage: None)
     passed, known = result.cases
     return data, program, result, passed, known
@@ -90,7 +91,7 @@ def test_a_wrongly_rejected_range_is_pinned_on_its_member_of_a_batch(five_op_pro
         five_op_program, "export-flatten-repeated-dim-false-constraint.json")
     assert result.batch is None
     assert passed.passed and passed.runs_checked == 1
-    assert signature(rejected, program) == data["signature"]
+    assert signature(rejected, program) == data.signature
     assert "holds for every d1 in [1, 256] (256 sizes tried)" in rejected.message
 
 
@@ -101,10 +102,10 @@ def test_a_member_whose_export_fails_is_found_without_bisecting(five_op_program)
     data, program, result, passed, failed = _beside_a_passing_program(
         five_op_program, "export-derived-dim-keyerror-max.json")
     if failed.passed:
-        pytest.xfail(f"fixed in this torch: {data['title']}")
+        pytest.xfail(f"fixed in this torch: {data.title}")
     assert result.batch is None
     assert passed.passed and passed.runs_checked == 1
-    assert signature(failed, program) == data["signature"]
+    assert signature(failed, program) == data.signature
 
 
 @pytest.mark.aoti
@@ -118,14 +119,14 @@ def test_triage_tells_a_bug_the_export_hint_decided():
     from fuzzaoti.findings.triage import workarounds
 
     path = os.path.join(os.path.dirname(KNOWN[0]), "aoti-cpu-sum-cascade-chosen-at-export-hint.json")
-    data = json.load(open(path))
+    data = load_entry(path)
     if expected_result(data, torch.__version__) != "fail":
-        pytest.skip(f"not in the entry's torch range: {data['title']}")
-    case = Case.from_run_dicts(Program.from_dict(data["program"]), data["runs"][:1])
+        pytest.skip(f"not in the entry's torch range: {data.title}")
+    case = Case.from_run_dicts(Program.from_dict(data.program), list(data.runs[:1]))
     pool = WorkerPool(WorkerConfig(backend="aoti"))
     try:
-        remedies = workarounds(case, data["signature"], pool.check)
+        remedies = workarounds(case, data.signature, pool.check)
     finally:
         pool.close()
-    assert remedies.items() >= data["members"]["workarounds"].items()  # its members rule's evidence
-    assert remedies["bounded Dim max"] == "FAILS (same bug)"
+    assert all(want.fits(remedies.get(rung)) for rung, want in data.members.workarounds.items())  # its
+    assert remedies["bounded Dim max"] == RungResult(Verdict.FAILS_SAME)  # members rule's evidence

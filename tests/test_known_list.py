@@ -88,26 +88,35 @@ def test_a_missing_known_file_is_a_usage_error(tmp_path):
 
 
 def test_every_builtin_pattern_matches_its_own_case():
+    from fuzzaoti.corpus.known_entry import load_entry
+
     for path in glob.glob(os.path.join(_BUILTIN_DIR, "*.json")):
-        data = json.load(open(path))
+        data = load_entry(path)
         bugs = [b for b in builtin_bugs() if b.source == os.path.basename(path)]
-        if data.get("patterns") == []:  # kept as data only: its signature is shared by other causes
+        if data.patterns == ():  # kept as data only: its signature is shared by other causes
             assert not bugs, path
             continue
-        assert any(b.matches(data["signature"]) for b in bugs), path
+        assert any(b.matches(data.signature) for b in bugs), path
 
 
 def test_every_builtin_entry_names_the_torch_range_it_fails_in():
     from fuzzaoti import compat
     from fuzzaoti.corpus.known_bugs import builtin_entries, expected_result
 
-    for name, data in builtin_entries():
-        assert compat.release(data["fails_from"]) >= (2, 11), name
-        if "fixed_in" in data:
-            assert compat.release(data["fixed_in"]) > compat.release(data["fails_from"]), name
-    tiling = dict(builtin_entries())["inductor-tiling-derived-dim-assert.json"]  # fails 2.11, fixed in 2.13
+    for entry in builtin_entries():
+        assert compat.release(entry.fails_from) >= (2, 11), entry.name
+        if entry.fixed_in:
+            assert compat.release(entry.fixed_in) > compat.release(entry.fails_from), entry.name
+    tiling = {e.name: e for e in builtin_entries()}["inductor-tiling-derived-dim-assert"]  # fails 2.11, fixed in 2.13
     assert [expected_result(tiling, v) for v in ("2.10.0", "2.11.0+cu130", "2.12.1", "2.13.0+cpu")] == \
         ["unknown", "fail", "fail", "pass"]
+
+
+def _results(texts):
+    """Rung results from the text ``fuzzaoti triage`` prints for them."""
+    from fuzzaoti.check.verdict import RungResult
+
+    return {rung: RungResult.from_text(text) for rung, text in texts.items()}
 
 
 def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounded="passes", aoti="FAILS (same bug)",
@@ -123,8 +132,8 @@ def _family_finding(tmp_path, device="cuda", d0=2**28, inductor="passes", bounde
     fid, _ = corpus.record_failure(None, device, None, "run/illegal_memory_access/AcceleratorError: x",
                                    {"stage": "run", "symptom": "illegal_memory_access"}, program.to_json(),
                                    [{"env": {"d0": 3}, "seed": 0}, {"env": {"d0": d0}, "seed": 1}], {})
-    corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": inductor, "aoti": aoti},
-                      {"bounded Dim max": bounded, "static shapes": "passes"})
+    corpus.set_triage(fid, _results({"eager": "passes", "aot_eager": "passes", "inductor": inductor, "aoti": aoti}),
+                      _results({"bounded Dim max": bounded, "static shapes": "passes"}))
     return corpus, fid
 
 
@@ -181,8 +190,8 @@ def test_a_cuda_write_lost_to_the_aligned_copy_is_a_member_only_when_the_written
         corpus = Corpus.open(str(tmp_path / f"{layout}{device}{contiguous[:4]}.db"), create=True)
         fid, _ = corpus.record_failure(None, device, None, "compare/mismatch/values", {"stage": "compare",
                                        "symptom": "mismatch"}, program.to_json(), [{"env": {}, "seed": 0}], {})
-        corpus.set_triage(fid, {"eager": "passes", "aot_eager": "passes", "inductor": "passes",
-                                "aoti": "FAILS (same bug)"}, {"contiguous inputs": contiguous})
+        corpus.set_triage(fid, _results({"eager": "passes", "aot_eager": "passes", "inductor": "passes",
+                                         "aoti": "FAILS (same bug)"}), _results({"contiguous inputs": contiguous}))
         return corpus, fid
 
     note = mark_member(*finding("offset_at_run"), lambda line: None)
@@ -198,3 +207,61 @@ def test_docs_bugs_md_is_generated_from_the_known_entries_and_current():
     script = os.path.join(os.path.dirname(__file__), "..", "scripts", "known_bugs_doc.py")
     done = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_rung_results_are_records_read_back_from_data_and_from_the_text_older_corpora_stored():
+    from fuzzaoti.check.verdict import RungResult, Verdict
+    from fuzzaoti.errors import CorpusError
+
+    results = [RungResult(Verdict.PASSES), RungResult(Verdict.FAILS_SAME),
+               RungResult(Verdict.FAILS_DIFFERENTLY, "run/exception/RuntimeError: x (y)"),
+               RungResult(Verdict.INVALID, "eager raised (a) b")]
+    for result in results:
+        assert RungResult.from_data(result.to_data()) == result
+        assert RungResult.from_data(result.render()) == result  # what 'fuzzaoti triage' prints, and 012 stored
+    for bad in ("FAILS", {"verdict": "fails"}, {"verdict": "passes", "why": "x"}, 3):
+        with pytest.raises(CorpusError):
+            RungResult.from_data(bad, "finding 1 triage 'aoti'")
+
+
+def _entry_file(tmp_path, change):
+    from fuzzaoti.corpus.known_bugs import _BUILTIN_DIR
+
+    data = json.load(open(os.path.join(_BUILTIN_DIR, "aoti-unbounded-dim-int32-indexing-from-hint.json")))
+    change(data)
+    path = tmp_path / "entry.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("change,named", [
+    (lambda d: d.update(pattern="x/y"), "unknown key 'pattern'"),  # (one key per meaning: 'patterns')
+    (lambda d: d.update(devices=["cuda"]), "unknown key 'devices'"),  # (the quarantine's: under 'quarantine')
+    (lambda d: d.pop("fails_from"), "missing key 'fails_from'"),
+    (lambda d: d.update(patterns="x/y"), "'patterns' must be a list"),
+    (lambda d: d.update(device="gpu"), "'device' is cpu or cuda"),
+    (lambda d: d["quarantine"].update(device=["cuda"]), "'quarantine': unknown key 'device'"),
+    (lambda d: d["members"]["ladder"].update(aoti="FAILS (same bug)"), "'members' 'ladder' 'aoti'"),
+    (lambda d: d["members"].update(reach={"elements": "2**31"}), "'members' 'reach'"),
+])
+def test_a_known_entry_with_a_wrong_key_or_value_is_refused_naming_its_file_and_key(tmp_path, change, named):
+    from fuzzaoti.corpus.known_entry import load_entry
+    from fuzzaoti.errors import KnownListError
+
+    path = _entry_file(tmp_path, change)
+    with pytest.raises(KnownListError) as refused:
+        load_entry(path)
+    assert str(refused.value).startswith(path) and named in str(refused.value), str(refused.value)
+    assert load_entry(_entry_file(tmp_path, lambda d: None)).members.reach == {"elements": 2**31}  # (as shipped)
+
+
+def test_a_members_rule_asks_for_a_rungs_verdict_by_kind_and_a_different_failure_by_its_signature():
+    from fuzzaoti.check.verdict import RungResult, Verdict, Wanted
+
+    want = Wanted.from_rule({"verdicts": ["fails_same", "fails_differently"], "differently": ["run/illegal_memory_access*"]},
+                            "x")
+    assert want.fits(RungResult(Verdict.FAILS_SAME))
+    assert want.fits(RungResult(Verdict.FAILS_DIFFERENTLY, "run/illegal_memory_access/AcceleratorError: CUDA"))
+    assert not want.fits(RungResult(Verdict.FAILS_DIFFERENTLY, "compare/mismatch/values via amax"))
+    assert not want.fits(RungResult(Verdict.PASSES)) and not want.fits(None)
+    assert Wanted.from_rule("passes", "x").fits(RungResult(Verdict.PASSES))

@@ -116,10 +116,10 @@ def test_builtin_known_bugs_quarantine_only_where_they_say():
 
 def test_a_builtin_entry_with_triggers_has_one_its_own_program_meets():
     # triggers name features of the bug's programs (one entry may list sibling ops), not others
-    for name, data in builtin_entries():
-        have = features(Program.from_dict(data["program"]), dtypes=True)
-        if data.get("quarantine"):
-            assert any(set(t) <= have for t in data["quarantine"]), (name, sorted(have))
+    for entry in builtin_entries():
+        have = features(Program.from_dict(entry.program), dtypes=True)
+        if entry.quarantine:
+            assert any(t <= have for t in entry.quarantine.features), (entry.name, sorted(have))
 
 
 def test_torch_release_parses_local_and_dev_versions():

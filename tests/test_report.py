@@ -13,13 +13,13 @@ from fuzzaoti.corpus import Corpus
 def _campaign(db, monkeypatch, fault):
     """A fake-backend campaign whose workers misbehave as ``fault`` says (FUZZAOTI_FAKE_FAULT)."""
     monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", fault)
-    return CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "8",
+    return CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "4",
                                      "--shrink-minutes", "0.5", "--corpus", db], catch_exceptions=False)
 
 
 def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, monkeypatch):
     db = str(tmp_path / "c.db")
-    assert "NEW finding 1" in _campaign(db, monkeypatch, "bmm:wrong").output
+    assert "NEW finding 1" in _campaign(db, monkeypatch, "*:wrong").output
     monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
     out = CliRunner().invoke(main, ["report", "1", "--corpus", db, "--dir", str(tmp_path / "r")])
     assert out.exit_code == 0, out.output
@@ -35,7 +35,7 @@ def test_report_has_the_template_sections_and_a_runnable_repro(tmp_path, monkeyp
 
 def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     db = str(tmp_path / "c.db")
-    _campaign(db, monkeypatch, "bmm:wrong")
+    _campaign(db, monkeypatch, "*:wrong")
     with Corpus.open(db) as corpus:
         found = sorted(f.id for f in corpus.findings())
     assert found, "the campaign found nothing to recheck"
@@ -52,7 +52,7 @@ def test_recheck_marks_findings_that_now_pass_as_fixed(tmp_path, monkeypatch):
     shown = runner.invoke(main, ["show", str(found[0]), "--corpus", db]).output
     assert f"replayed: passes on {torch_version} (cpu)" in shown  # the found clause replaced: same torch
     # fixed ones are replayed too: a bug that comes back is a regression, marked new again
-    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "bmm:wrong")
+    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "*:wrong")
     back = runner.invoke(main, ["recheck", "--backend", "fake", "--corpus", db, str(found[0])])
     assert "rechecked 1 findings: 0 now pass and are marked fixed, 1 fail again and are marked new" in back.output
     assert f"finding {found[0]}: fixed -> new: fails again (a regression)" in back.output
@@ -64,7 +64,7 @@ def test_replays_on_other_torches_are_kept_per_version_and_shown(tmp_path, monke
     from fuzzaoti.corpus.finding import ReplayResult
 
     db = str(tmp_path / "c.db")
-    _campaign(db, monkeypatch, "bmm:wrong")
+    _campaign(db, monkeypatch, "*:wrong")
     with Corpus.open(db) as corpus:
         corpus.record_replay(1, ReplayResult("2.99.0+cu999", "cpu", "passes", "", None, "2026-12-04T00:00:00+00:00"))
         found_on = corpus.finding(1).torch_version
@@ -103,21 +103,21 @@ def test_a_report_renders_where_it_was_checked_and_its_known_entrys_analysis(tmp
     db = str(tmp_path / "c.db")
     with Corpus.open(db, create=True) as corpus:
         cid = corpus.start_campaign("cpu", "aoti", None, 0, {}, {})
-        fid, _ = corpus.record_failure(cid, "cpu", None, entry["signature"],
+        fid, _ = corpus.record_failure(cid, "cpu", None, entry.signature,
                                        {"stage": "export", "symptom": "exception", "message": "KeyError: 'max'"},
-                                       json.dumps(entry["program"]), entry["runs"], {"torch": "2.13.0+cpu"})
-        corpus.record_replay(fid, ReplayResult("2.15.0+cu132", "cpu", "fails", entry["signature"], None, "t1"))
+                                       json.dumps(entry.program), list(entry.runs), {"torch": "2.13.0+cpu"})
+        corpus.record_replay(fid, ReplayResult("2.15.0+cu132", "cpu", "fails", entry.signature, None, "t1"))
         corpus.record_replay(fid, ReplayResult("2.16.0", "cpu", "passes", "", None, "t2"))
     monkeypatch.setattr("fuzzaoti.findings.report.collect_env", lambda: "PyTorch version: test")
     out = CliRunner().invoke(main, ["report", str(fid), "--corpus", db, "--dir", str(tmp_path / "r")])
     assert out.exit_code == 0 and "analysis from known entry export-derived-dim-keyerror-max" in out.output, out.output
     text = (tmp_path / "r" / f"finding-{fid}.md").read_text()
-    assert text.startswith(f"# {entry['title']}\n")
-    for row in (f"| 2.13.0+cpu | cpu | fails (found) | {entry['signature']} |",
-                f"| 2.15.0+cu132 | cpu | fails | {entry['signature']} |", "| 2.16.0 | cpu | passes |  |"):
+    assert text.startswith(f"# {entry.title}\n")
+    for row in (f"| 2.13.0+cpu | cpu | fails (found) | {entry.signature} |",
+                f"| 2.15.0+cu132 | cpu | fails | {entry.signature} |", "| 2.16.0 | cpu | passes |  |"):
         assert row in text, row
     for title, key in (("Where it goes wrong", "where"), ("Closest upstream relatives", "relatives"),
                        ("Workaround", "workaround"), ("Suggested fix", "fix")):
-        assert f"### {title}\n\n{entry[key]}\n" in text, title
+        assert f"### {title}\n\n{getattr(entry, key)}\n" in text, title
     bad = CliRunner().invoke(main, ["report", str(fid), "--corpus", db, "--entry", "nope"])
     assert bad.exit_code == 2 and bad.stderr.startswith("error: no known entry 'nope'"), bad.stderr

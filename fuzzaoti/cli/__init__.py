@@ -238,8 +238,8 @@ def report(finding_id, corpus_path, directory, entry) -> None:
     with Corpus.open(corpus_path) as corpus:
         finding = corpus.finding(finding_id)
         related = relatives(finding, corpus.findings())
-    found = (entry, builtin_entry(entry)) if entry else entry_for(finding)
-    analysis = Analysis.from_entry(*found) if found else None
+    found = builtin_entry(entry) if entry else entry_for(finding)
+    analysis = Analysis.from_entry(found) if found else None
     report_path, repro_path = write_report(finding, directory, related, analysis)
     click.echo(f"wrote {report_path} and {repro_path}" + (f" (analysis from known entry {analysis.entry})"
                                                           if analysis else ""))

@@ -4,16 +4,17 @@
 Two sources, both plain data:
 
 * the bugs fuzzaoti itself has found, kept as JSON in ``corpus/known/`` and shipped with the
-  package. An entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the
-  ``signature`` they give when checked alone on its ``device`` (default cpu), the torch
-  releases it fails on: from ``fails_from`` (the first release it was seen failing on) up to
-  ``fixed_in`` where known (tests/test_known.py replays each there: in that range it must fail
-  with its signature, from ``fixed_in`` on it must pass), and the
-  globs a campaign's signatures are matched with: ``pattern`` or ``patterns`` (default: the
-  signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it may add ``quarantine`` (feature
-  sets) and ``devices``. A bug whose signature other root causes share (wrong values past 2**31
-  in any op family) matches nothing by signature (``"patterns": []``) and names its ``members``
-  by triage's evidence instead (``family_member``);
+  package, each read into a ``KnownEntry`` (``corpus.known_entry``, which validates it). An
+  entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the ``signature`` they
+  give when checked alone on its ``device`` (default cpu), the torch releases it fails on: from
+  ``fails_from`` (the first release it was seen failing on) up to ``fixed_in`` where known
+  (tests/test_known.py replays each there: in that range it must fail with its signature, from
+  ``fixed_in`` on it must pass), and the globs a campaign's signatures are matched with:
+  ``patterns`` (default: the signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it
+  may add ``quarantine`` (feature sets, and the devices and profiles they apply on). A bug whose
+  signature other root causes share (wrong values past 2**31 in any op family) matches nothing
+  by signature (``"patterns": []``) and names its ``members`` by triage's evidence instead
+  (``family_member``);
 * a text file the user maintains (``--known FILE``; by default ``fuzzaoti-known.txt`` beside
   the corpus when it exists), one entry per line::
 
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import json
 import os
 from dataclasses import dataclass
 
 from fuzzaoti import compat
+from fuzzaoti.corpus.known_entry import KnownEntry, MembersRule, load_entry
 from fuzzaoti.errors import KnownListError, UnknownName
 
 DEFAULT_FILE = "fuzzaoti-known.txt"
@@ -70,29 +71,20 @@ class KnownList:
         return cls(bugs)
 
 
-def builtin_entries() -> list[tuple[str, dict]]:
-    """``(file name, entry)`` for each bug in ``corpus/known/*.json``."""
-    entries = []
-    for path in sorted(glob.glob(os.path.join(_BUILTIN_DIR, "*.json"))):
-        with open(path) as f:
-            entries.append((os.path.basename(path), json.load(f)))
-    return entries
+def builtin_entries() -> list[KnownEntry]:
+    """The entries in ``corpus/known/*.json``, by file name; an invalid one is a ``KnownListError``
+    naming its file and key."""
+    return [load_entry(path) for path in sorted(glob.glob(os.path.join(_BUILTIN_DIR, "*.json")))]
 
 
 def builtin_bugs() -> list[KnownBug]:
     """The bugs in ``corpus/known/*.json``, noted by their upstream reference or their title.
-    An entry matches its ``signature``, or its ``pattern``, or any of its ``patterns`` (a bug
+    An entry matches its ``signature``, or any of its ``patterns`` (a bug
     that reads out of bounds shows wrong values one time and NaNs the next). ``"patterns": []``: a
     bug whose signature other root causes share (a wrong value past 2**31 in any family) marks
     nothing; it is kept, and replayed, as data."""
-    return [KnownBug(pattern, data.get("upstream") or data["title"], name)
-            for name, data in builtin_entries() for pattern in _patterns(data)]
-
-
-def _patterns(entry: dict) -> list[str]:
-    """The signature globs a built-in entry matches: its ``patterns``, else its ``pattern``, else
-    its ``signature``."""
-    return entry["patterns"] if "patterns" in entry else [entry.get("pattern", entry["signature"])]
+    return [KnownBug(pattern, entry.note, f"{entry.name}.json") for entry in builtin_entries()
+            for pattern in entry.patterns]
 
 
 def read_user_file(path: str) -> list[KnownBug]:
@@ -131,30 +123,30 @@ def mark_known(corpus, bugs: KnownList, echo=print) -> int:
     return marked
 
 
-def entry_for(finding) -> tuple[str, dict] | None:
-    """The built-in entry a finding is an instance of, as ``(file name, entry)``: the first whose
+def entry_for(finding) -> KnownEntry | None:
+    """The built-in entry a finding is an instance of: the first whose
     signature patterns match its signature, else the family whose ``members`` rule its triage
     meets (``family_member``); None for none, and for a canary's finding."""
     if finding.canary:
         return None
-    for name, data in builtin_entries():
-        if any(fnmatch.fnmatchcase(finding.signature, p) for p in _patterns(data)):
-            return name, data
+    for entry in builtin_entries():
+        if any(fnmatch.fnmatchcase(finding.signature, p) for p in entry.patterns):
+            return entry
     return family_member(finding)
 
 
-def builtin_entry(name: str) -> dict:
+def builtin_entry(name: str) -> KnownEntry:
     """The built-in entry ``name`` (its file name, with or without ``.json``); UnknownName if none."""
-    wanted = name.removesuffix(".json") + ".json"
-    for file_name, data in builtin_entries():
-        if file_name == wanted:
-            return data
-    raise UnknownName(f"no known entry {name!r}: one of {', '.join(n.removesuffix('.json') for n, _ in builtin_entries())}")
+    wanted = name.removesuffix(".json")
+    entries = builtin_entries()
+    for entry in entries:
+        if entry.name == wanted:
+            return entry
+    raise UnknownName(f"no known entry {name!r}: one of {', '.join(e.name for e in entries)}")
 
 
-def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tuple[str, dict] | None:
-    """The built-in entry whose ``members`` rule a triaged ``finding`` meets, as ``(file name,
-    entry)``; None for none.
+def family_member(finding, entries: list[KnownEntry] | None = None) -> KnownEntry | None:
+    """The built-in entry whose ``members`` rule a triaged ``finding`` meets; None for none.
 
     A rule asks for what the seeds' authors checked by hand before calling a failure one more
     case of a bug: its ``devices``; the ``ops`` its program must have and the ``dtypes`` one of
@@ -165,39 +157,28 @@ def family_member(finding, entries: list[tuple[str, dict]] | None = None) -> tup
     finding is never anyone's member."""
     if finding.canary or not finding.triage:
         return None
-    for name, data in entries if entries is not None else builtin_entries():
-        rule = data.get("members")
-        if rule and _meets(rule, finding):
-            return name, data
+    for entry in entries if entries is not None else builtin_entries():
+        if entry.members is not None and _meets(entry.members, finding):
+            return entry
     return None
 
 
-def _meets(rule: dict, finding) -> bool:
+def _meets(rule: MembersRule, finding) -> bool:
     from fuzzaoti.model import scale  # the model, for reach: only once a finding is triaged
 
     program = finding.case.program
-    if finding.device not in rule.get("devices", [finding.device]) or not set(rule.get("ops", [])) <= set(program.ops):
+    if (rule.devices and finding.device not in rule.devices) or not set(rule.ops) <= set(program.ops):
         return False
-    if "dtypes" in rule and not any(i.dtype in rule["dtypes"] for i in program.inputs):
+    if rule.dtypes and not any(i.dtype in rule.dtypes for i in program.inputs):
         return False
-    if "written_layouts" in rule and not any(program.inputs[k].layout in rule["written_layouts"]
-                                             for k in program.mutated_inputs()):
+    if rule.written_layouts and not any(program.inputs[k].layout in rule.written_layouts
+                                        for k in program.mutated_inputs()):
         return False
-    for part, verdicts in (("ladder", finding.triage), ("workarounds", finding.workarounds)):
-        if not all(_verdict_is(verdicts.get(name) or "", wanted) for name, wanted in rule.get(part, {}).items()):
+    for wanted, results in ((rule.ladder, finding.triage), (rule.workarounds, finding.workarounds)):
+        if not all(want.fits(results.get(rung)) for rung, want in wanted.items()):
             return False
     reached = [scale.reach(program, dict(env)) for env, _ in finding.case.runs]
-    return all(any(r[key] >= least for r in reached) for key, least in rule.get("reach", {}).items())
-
-
-def _verdict_is(verdict: str, wanted: str | list[str]) -> bool:
-    """A rung's verdict against a rule's: that string, or one that begins with one of a list's
-    (an int32 address wrapped past 2**31 reads wrong values or faults, by where it lands: a
-    wrong-value finding whose AOTI rung ``FAILS differently: run/illegal_memory_access`` is one
-    bug; its rung reads back the finding's program at the finding's runs, on fresh memory)."""
-    if isinstance(wanted, str):
-        return verdict == wanted
-    return any(verdict.startswith(w) for w in wanted)
+    return all(any(r[key] >= least for r in reached) for key, least in rule.reach.items())
 
 
 def mark_member(corpus, finding_id: int, echo=print) -> str | None:
@@ -207,17 +188,16 @@ def mark_member(corpus, finding_id: int, echo=print) -> str | None:
     found = family_member(finding) if finding.status == "new" else None
     if found is None:
         return None
-    name, data = found
-    note = f"same root cause as {name.removesuffix('.json')}: {data['members']['note']}"
+    note = f"same root cause as {found.name}: {found.members.note}"
     corpus.set_status(finding_id, "known", known_note=note)
     echo(f"  finding {finding_id} is known: {note}")
     return note
 
 
-def expected_result(entry: dict, torch_version: str) -> str:
+def expected_result(entry: KnownEntry, torch_version: str) -> str:
     """What a built-in entry's case must do on ``torch_version``: ``fail`` (with its signature)
     inside its range, ``pass`` from its ``fixed_in`` on, ``unknown`` before its ``fails_from``."""
     here = compat.release(torch_version)
-    if "fixed_in" in entry and here >= compat.release(entry["fixed_in"]):
+    if entry.fixed_in is not None and here >= compat.release(entry.fixed_in):
         return "pass"
-    return "fail" if here >= compat.release(entry["fails_from"]) else "unknown"
+    return "fail" if here >= compat.release(entry.fails_from) else "unknown"

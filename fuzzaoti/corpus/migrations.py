@@ -197,5 +197,25 @@ def _m012_compiler_lines(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("012_compiler_lines", _m012_compiler_lines))
 
 
+def _m013_rung_results(db: sqlite_utils.Database) -> None:
+    """Triage tables as records (``check.verdict.RungResult.to_data``) where they held the text
+    a user reads ("FAILS differently: SIG"): each rung's verdict and detail are fields now."""
+    import json
+
+    from fuzzaoti.check.verdict import results_from_data, results_to_data
+
+    for row in list(db.query("select id, triage, workarounds from findings")):
+        changed = {}
+        for column in ("triage", "workarounds"):
+            if row[column]:
+                table = results_from_data(json.loads(row[column]), f"finding {row['id']} {column}")
+                changed[column] = json.dumps(results_to_data(table))
+        if changed:
+            db["findings"].update(row["id"], changed)
+
+
+MIGRATIONS.append(("013_rung_results", _m013_rung_results))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

@@ -29,6 +29,7 @@ from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import fails_whole_batch, fatal_for_process
 from fuzzaoti.corpus.finding import Finding
 from fuzzaoti.corpus.known_bugs import expected_result
+from fuzzaoti.corpus.known_entry import KnownEntry
 from fuzzaoti.model.program import Program
 
 # One program checked alone costs a whole compile (~8 s on the H200), some 7 batched programs'
@@ -93,20 +94,20 @@ def finding_trigger(row: Finding, device: str) -> Trigger | None:
     return Trigger(features(row.case.program) - {"unbounded-dim"}, f"finding {row.id}")
 
 
-def known_triggers(entries: Iterable[tuple[str, dict[str, Any]]], device: str, torch_version: str,
+def known_triggers(entries: Iterable[KnownEntry], device: str, torch_version: str,
                    profile: str = "small") -> list[Trigger]:
     """Triggers of built-in known bugs (``corpus/known/*.json``): the feature sets an entry
-    lists under ``quarantine``, on the ``devices`` and in the ``profiles`` it lists (all when it
+    lists under ``quarantine``, on the devices and in the profiles it lists there (all when it
     lists none), for a torch older than the ``fixed_in`` release it names (any when it names
     none), for a bug that fails whole batches or, there, the worker. An entry says so
     explicitly: its program's ops may need sizes no small program has (a batch past 65535) to
     fail, and then quarantining them would only cost coverage; and on a torch with the fix the
     same programs are coverage, not a bug to step around."""
-    return [Trigger(frozenset(s), source) for source, data in entries
-            if device in data.get("devices", [device]) and profile in data.get("profiles", [profile])
-            and (fails_whole_batch(data["stage"], data["symptom"]) or fatal_for_process(data["symptom"], device))
-            and expected_result(data, torch_version) != "pass"
-            for s in data.get("quarantine", [])]
+    return [Trigger(features, f"{entry.name}.json") for entry in entries
+            if entry.quarantine is not None and entry.quarantine.applies(device, profile)
+            and (fails_whole_batch(entry.stage, entry.symptom) or fatal_for_process(entry.symptom, device))
+            and expected_result(entry, torch_version) != "pass"
+            for features in entry.quarantine.features]
 
 
 class Sorted(NamedTuple):

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
+from fuzzaoti.check.verdict import RungResult, results_to_data
 from fuzzaoti.errors import CorpusError, FuzzaotiError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
 from fuzzaoti.corpus.finding import RESULTS, Finding, ReplayResult
@@ -224,10 +225,11 @@ class Corpus:
             self.db["findings"].update(finding_id, {
                 "shrunk_program": program_json, "shrunk_runs": json.dumps(runs), "shrink_note": note})
 
-    def set_triage(self, finding_id: int, ladder: dict[str, str], workarounds: dict[str, str]) -> None:
+    def set_triage(self, finding_id: int, ladder: dict[str, RungResult], workarounds: dict[str, RungResult]) -> None:
         self.finding(finding_id)
         with self.writing():
-            self.db["findings"].update(finding_id, {"triage": json.dumps(ladder), "workarounds": json.dumps(workarounds)})
+            self.db["findings"].update(finding_id, {"triage": json.dumps(results_to_data(ladder)),
+                                                    "workarounds": json.dumps(results_to_data(workarounds))})
 
     def set_status(self, finding_id: int, status: str, known_note: str | None = None) -> None:
         if status not in FINDING_STATUSES:

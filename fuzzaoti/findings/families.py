@@ -20,7 +20,7 @@ def family_key(finding: Finding) -> str:
     program = finding.case.program
     core = sorted({op for op in program.ops if OPS[op].family in ("matmul", "indexing")}) or ["pointwise"]
     remedies = finding.workarounds
-    cured = ", ".join(sorted(name for name, verdict in remedies.items() if verdict == "passes")) or "none"
+    cured = ", ".join(sorted(name for name, verdict in remedies.items() if verdict.passed)) or "none"
     canary = f" canary={finding.canary}" if finding.canary else ""
     sites = sorted({a.rsplit(" in ", 1)[-1].rstrip(")") for a in finding.assumptions})
     broke = f"; breaks Inductor's guards of {', '.join(sites)}" if sites else ""

@@ -70,19 +70,19 @@ def known_subjects(torch_version: str) -> list[Subject]:
     """Every ``corpus/known/`` entry as a suite item, expected to do what its entry says for
     ``torch_version``."""
     subjects = []
-    for name, data in builtin_entries():
-        expect = expected_result(data, torch_version)
+    for entry in builtin_entries():
+        expect = expected_result(entry, torch_version)
         if expect == "pass":
-            reason = f"fixed in torch {data['fixed_in']}: it must pass"
+            reason = f"fixed in torch {entry.fixed_in}: it must pass"
         elif expect == "fail":
-            upstream = f" ({data['upstream']})" if data.get("upstream") else ""
-            reason = f"{data['title']}{upstream}: fails from torch {data['fails_from']} " + (
-                f"until {data['fixed_in']}" if "fixed_in" in data else "(no fix known)")
+            upstream = f" ({entry.upstream})" if entry.upstream else ""
+            reason = f"{entry.title}{upstream}: fails from torch {entry.fails_from} " + (
+                f"until {entry.fixed_in}" if entry.fixed_in else "(no fix known)")
         else:
-            reason = f"not known to fail before torch {data['fails_from']}"
-        case = Case.from_run_dicts(Program.from_dict(data["program"]), data["runs"])
-        subjects.append(Subject(name.removesuffix(".json"), data.get("device", "cpu"), case, expect, reason,
-                                "known-entry", data["signature"].split("/")[0], signature=data["signature"]))
+            reason = f"not known to fail before torch {entry.fails_from}"
+        case = Case.from_run_dicts(Program.from_dict(entry.program), list(entry.runs))
+        subjects.append(Subject(entry.name, entry.device, case, expect, reason,
+                                "known-entry", entry.stage, signature=entry.signature))
     return subjects
 
 

@@ -14,7 +14,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from fuzzaoti.check.verdict import RungResult
 from fuzzaoti.compile.render import module_source
+from fuzzaoti.corpus.known_entry import KnownEntry
 from fuzzaoti.findings.repro import finding_repro
 from fuzzaoti.corpus.finding import Finding
 
@@ -44,10 +46,9 @@ class Analysis:
     torch_only_repro: tuple[str, ...] = ()  # the shortest repro, minimized by hand (shown first)
 
     @classmethod
-    def from_entry(cls, name: str, data: dict) -> Analysis:
-        return cls(name.removesuffix(".json"), data["title"], data.get("where", ""), data.get("upstream", ""),
-                   data.get("relatives", ""), data.get("workaround", ""), data.get("fix", ""),
-                   tuple(data.get("torch_only_repro", ())))
+    def from_entry(cls, entry: KnownEntry) -> Analysis:
+        return cls(entry.name, entry.title, entry.where, entry.upstream, entry.relatives, entry.workaround,
+                   entry.fix, entry.torch_only_repro)
 
     def lines(self) -> list[str]:
         """The report's sections on the code site, upstream, the workaround and the fix (those it has)."""
@@ -69,10 +70,11 @@ def _versions_table(finding: Finding) -> list[str]:
     return ["**Checked on:**", "", "| torch | device | result | signature |", "| --- | --- | --- | --- |", *rows, ""]
 
 
-def _table(title: str, rows: dict[str, str]) -> list[str]:
+def _table(title: str, rows: dict[str, RungResult]) -> list[str]:
     if not rows:
         return [f"**{title}:** not run yet (`fuzzaoti triage ID`).", ""]
-    return [f"**{title}:**", "", "| | result |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows.items()] + [""]
+    return ([f"**{title}:**", "", "| | result |", "| --- | --- |"]
+            + [f"| {k} | {v.render()} |" for k, v in rows.items()] + [""])
 
 
 def render_report(finding: Finding, repro_name: str, env_text: str, relatives: list[int] = (),

@@ -20,22 +20,23 @@ from fuzzaoti.model import sizes
 from fuzzaoti.model.ops import OPS
 from fuzzaoti.model.program import Node, Program
 from fuzzaoti.check.signature import same_bug, signature
+from fuzzaoti.check.verdict import RungResult, Verdict
 from fuzzaoti.model.case import Case
 
 LADDER = ("eager", "aot_eager", "inductor", "aoti")
 
 
-def _verdict(outcome, program: Program, target: str) -> str:
+def _verdict(outcome, program: Program, target: str) -> RungResult:
     if outcome.passed:
-        return "passes"
+        return RungResult(Verdict.PASSES)
     if outcome.symptom == "invalid":
-        return f"invalid ({outcome.message.splitlines()[0][:120]})"
+        return RungResult(Verdict.INVALID, outcome.message.splitlines()[0][:120])
     sig = signature(outcome, program)
-    return "FAILS (same bug)" if same_bug(sig, target) else f"FAILS differently: {sig}"
+    return RungResult(Verdict.FAILS_SAME) if same_bug(sig, target) else RungResult(Verdict.FAILS_DIFFERENTLY, sig)
 
 
 def ladder(case: Case, target: str, check: Callable, log: Callable[[str], None] = lambda line: None,
-           ) -> dict[str, str]:
+           ) -> dict[str, RungResult]:
     """``{backend: verdict}`` for each rung; the last rung is the pool's own backend (AOTI). Each
     verdict is logged as it comes: a rung is a compile of its own (a minute on a GPU), and a
     triage cut by a time limit had printed nothing of the rungs it had done."""
@@ -136,7 +137,7 @@ def _chunked(p: Program) -> Program:
 
 
 def workarounds(case: Case, target: str, check: Callable, log: Callable[[str], None] = lambda line: None,
-                ) -> dict[str, str]:
+                ) -> dict[str, RungResult]:
     """``{remedy: verdict}``: does the bug survive each hand remedy (checked together, one batch)?"""
     named = list(workaround_cases(case))
     if named:
@@ -148,8 +149,8 @@ def workarounds(case: Case, target: str, check: Callable, log: Callable[[str], N
     return verdicts
 
 
-def _line(part: str, name: str, verdict: str) -> str:
-    return f"  {part:<11} {name:<24} {verdict}"
+def _line(part: str, name: str, verdict: RungResult) -> str:
+    return f"  {part:<11} {name:<24} {verdict.render()}"
 
 
 def triage_finding(corpus, finding_id: int, check: Callable, log: Callable[[str], None] = print) -> dict:
