@@ -1,6 +1,5 @@
 """The CLI in-process: help everywhere, one-line errors with exit 2, and the fake-backend loop."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -72,14 +71,14 @@ def test_unknown_finding_id(tmp_path, capsys):
 
 
 def test_fake_loop_finds_stores_and_lists(tmp_path, fake_fault):
-    fake_fault("bmm:wrong")
+    fake_fault("*:wrong")
     db = str(tmp_path / "c.db")
     result = run("fuzz", "--backend", "fake", "--max-batches", "3", "--batch-size", "8", "--corpus", db)
     assert result.exit_code == 0 and "NEW finding 1" in result.output
     listing = run("list", "--corpus", db).output
     assert "compare/mismatch" in listing
     shown = run("show", "1", "--corpus", db).output
-    assert "torch.bmm" in shown and "signature: compare/mismatch" in shown
+    assert "def forward(" in shown and "signature: compare/mismatch" in shown  # (the program, as source)
 
 
 def test_check_runs_program_files_and_exits_1_on_a_failure(tmp_path, fake_fault):
@@ -135,6 +134,8 @@ def test_a_command_leaves_no_hypothesis_folder_in_the_working_directory(tmp_path
     done = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "strategies", "--sample", "10"], cwd=work, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert not (work / ".hypothesis").exists()
-    if importlib.util.find_spec("hypothesis.internal.constants_ast"):  # a Hypothesis that keeps such files
-        assert (tmp_path / "cache" / "fuzzaoti" / "hypothesis").is_dir()
+    assert not any(work.rglob(".hypothesis"))
+    # what Hypothesis keeps on disk (6.155 its constants cache; 6.170 keeps nothing here) goes
+    # under fuzzaoti's own cache folder
+    kept = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert all((tmp_path / "cache" / "fuzzaoti" / "hypothesis") in p.parents for p in kept), kept

@@ -21,7 +21,7 @@ def _run(tmp_path, **settings):
 
 
 def test_a_wrong_result_is_shrunk_after_the_last_batch_not_between_batches(tmp_path, fake_fault):
-    fake_fault("bmm:wrong")
+    fake_fault("*:wrong")
     lines, counts, findings = _run(tmp_path, shrink_minutes=0.5)
     shrunk = [batches for batches, line in lines if "shrink round" in line or " shrunk: " in line]
     assert shrunk and set(shrunk) == {3}, lines  # inline, they would come at the batch that found it
@@ -40,7 +40,7 @@ def test_a_failed_run_is_shrunk_at_once_so_its_trigger_quarantines(tmp_path, fak
 
 
 def test_no_follow_up_time_leaves_the_wrong_result_raw_and_says_how_to_shrink_it(tmp_path, fake_fault):
-    fake_fault("bmm:wrong")
+    fake_fault("*:wrong")
     db = str(tmp_path / "c.db")
     result = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "8",
                                        "--shrink-minutes", "0.5", "--follow-up-minutes", "0", "--corpus", db],
@@ -65,7 +65,7 @@ def test_a_resumed_campaign_follows_up_what_its_last_run_left_raw(tmp_path, fake
     # first run's follow-up has no time at all, and the resumed one, with time, shrinks them
     from dataclasses import replace
 
-    fake_fault("bmm:wrong")
+    fake_fault("*:wrong")
     with Corpus.open(str(tmp_path / "c.db"), create=True) as corpus:
         first = Campaign(corpus, CampaignSettings(backend="fake", max_batches=2, batch_size=8, shrink_minutes=0.5,
                                                   follow_up_minutes=0), echo=lambda line: None)

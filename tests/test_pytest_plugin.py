@@ -35,10 +35,10 @@ def summary(done) -> str:
 
 @pytest.fixture
 def fake_corpus(tmp_path, monkeypatch):
-    """A corpus with fake-backend findings of a wrong bmm (``bmm:wrong``)."""
+    """A corpus with fake-backend findings: every program wrong (``*:wrong``), whatever Hypothesis draws."""
     db = str(tmp_path / "c.db")
-    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "bmm:wrong")
-    out = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "2", "--batch-size", "8",
+    monkeypatch.setenv("FUZZAOTI_FAKE_FAULT", "*:wrong")
+    out = CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "4",
                                     "--shrink-minutes", "0", "--no-triage", "--corpus", db], catch_exceptions=False)
     monkeypatch.delenv("FUZZAOTI_FAKE_FAULT")
     assert "NEW finding 1" in out.output, out.output
@@ -55,7 +55,7 @@ def test_the_plugin_is_there_once_fuzzaoti_is_installed(tmp_path):
 def test_an_open_finding_must_fail_a_fixed_one_must_pass(fake_corpus, tmp_path):
     db, n = fake_corpus
     fake = ("--fuzzaoti-corpus", db, "--fuzzaoti-backend", "fake")
-    still = run_suite(tmp_path, *fake, fault="bmm:wrong")
+    still = run_suite(tmp_path, *fake, fault="*:wrong")
     assert summary(still) == f"{n} xfailed", still.stdout
     gone = run_suite(tmp_path, *fake)  # "torch upgraded": the bug is gone, strict xfail fails
     assert gone.returncode == 1 and summary(gone) == f"{n} failed", gone.stdout
@@ -70,7 +70,7 @@ def test_an_open_finding_must_fail_a_fixed_one_must_pass(fake_corpus, tmp_path):
         assert corpus.finding(1).replays[0].result == "passes"
     passes = run_suite(tmp_path, *fake)
     assert passes.returncode == 0 and summary(passes) == f"{n} passed", passes.stdout
-    back = run_suite(tmp_path, *fake, "--fuzzaoti-record", fault="bmm:wrong")  # a regression
+    back = run_suite(tmp_path, *fake, "--fuzzaoti-record", fault="*:wrong")  # a regression
     assert back.returncode == 1 and summary(back) == f"{n} failed", back.stdout
     assert "finding 1: fixed -> new: fails again (a regression)" in back.stdout
     with Corpus.open(db) as corpus:
@@ -83,12 +83,12 @@ def test_items_select_like_any_test_and_report_to_junit(fake_corpus, tmp_path):
     fake = ("--fuzzaoti-corpus", db, "--fuzzaoti-backend", "fake")
     assert summary(run_suite(tmp_path, *fake, "-m", "gpu")) == f"{n} deselected"
     assert summary(run_suite(tmp_path, *fake, "-m", "cpu and status_new and stage_compare",
-                             fault="bmm:wrong")) == f"{n} xfailed"
+                             fault="*:wrong")) == f"{n} xfailed"
     assert n < 10  # (-k finding-1 would select finding-10 too)
-    picked = summary(run_suite(tmp_path, *fake, "-k", "finding-1", fault="bmm:wrong")).split(", ")
+    picked = summary(run_suite(tmp_path, *fake, "-k", "finding-1", fault="*:wrong")).split(", ")
     assert sorted(picked) == sorted(["1 xfailed"] + ([f"{n - 1} deselected"] if n > 1 else [])), picked
     xml = tmp_path / "suite.xml"
-    run_suite(tmp_path, *fake, f"--junitxml={xml}", fault="bmm:wrong")
+    run_suite(tmp_path, *fake, f"--junitxml={xml}", fault="*:wrong")
     cases = ET.parse(xml).getroot().iter("testcase")
     assert sorted(c.get("name").split("[")[0] for c in cases) == sorted(f"finding-{i}" for i in range(1, n + 1))
 
@@ -96,7 +96,7 @@ def test_items_select_like_any_test_and_report_to_junit(fake_corpus, tmp_path):
 def test_xdist_spreads_the_items(fake_corpus, tmp_path):
     pytest.importorskip("xdist")  # a test dependency (pyproject's [test]); CI installs it
     db, n = fake_corpus
-    done = run_suite(tmp_path, "--fuzzaoti-corpus", db, "--fuzzaoti-backend", "fake", "-n", "2", fault="bmm:wrong")
+    done = run_suite(tmp_path, "--fuzzaoti-corpus", db, "--fuzzaoti-backend", "fake", "-n", "2", fault="*:wrong")
     assert "created: 2/2 workers" in done.stdout and summary(done) == f"{n} xfailed", done.stdout
 
 
