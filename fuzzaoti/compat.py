@@ -135,26 +135,26 @@ def _input_sizes(ep: Any) -> list[tuple[int, int, Any]]:
 
 
 def aoti_compile_noting_guards(ep: Any, package_path: str,
-                               configs: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
+                               configs: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str, str]]]:
     """``aoti_compile``, and the guards Inductor added to export's ShapeEnv while it compiled:
-    ``[(sympy expression, "file:line in function")]``. AOTInductor checks an input only against
+    ``[(sympy expression, "file:line", function)]``. AOTInductor checks an input only against
     export's ranges, so each of these is an assumption the package makes and never checks
     (pytorch#150364); a program without a symbolic size has none."""
     env = next((s.node.shape_env for _, _, s in _input_sizes(ep) if hasattr(s, "node")), None)
     before = len(env.guards) if env is not None else 0
     path = aoti_compile(ep, package_path, configs)
     added = env.guards[before:] if env is not None else []
-    return path, [(g.expr, _where(getattr(g, "sloc", None))) for g in added]
+    return path, [(g.expr, *_site(getattr(g, "sloc", None))) for g in added]
 
 
-def _where(sloc: Any) -> str:
-    """``file:line in function`` of a guard's framework frame, the file from ``torch/`` on."""
+def _site(sloc: Any) -> tuple[str, str]:
+    """``(file:line, function)`` of a guard's framework frame, the file from ``torch/`` on."""
     frame = getattr(sloc, "framework_loc", None)
     if frame is None or not hasattr(frame, "filename"):
-        return str(sloc or "")
+        return str(sloc or ""), ""
     path = frame.filename.replace("\\", "/")
     path = path[path.rfind("/torch/") + 1:] if "/torch/" in path else path
-    return f"{path}:{frame.lineno} in {frame.name}"
+    return f"{path}:{frame.lineno}", frame.name
 
 
 def input_size_exprs(ep: Any) -> dict[tuple[int, int], Any]:

@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from fuzzaoti.compile.assumptions import Assumption, broken, from_guards, of_member
+from fuzzaoti.check.assumption import Assumption
+from fuzzaoti.compile.assumptions import broken, from_guards, of_member
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program, Values
 from fuzzaoti.model.scale import fits
@@ -55,11 +56,12 @@ def test_guards_are_named_by_the_programs_dims_and_each_member_gets_its_own():
         (InputSpec("p0_x", "float32", ("p0_a", 3)), InputSpec("p1_y", "float32", ("2*p1_b",))),
         (Node("p0_t", "neg", ("p0_x",)), Node("p1_t", "neg", ("p1_y",))), ("p0_t", "p1_t")).validate()
     exprs = {(0, 0): s0, (1, 0): 2 * s1}  # export's input sizes: a plain dim, a derived one
-    assumed = from_guards([(sympy.Le(s0, 4096), "cpp.py:1 in f"), (sympy.Le(8 * s1, 2**31 - 1), "simd.py:2 in g")],
+    assumed = from_guards([(sympy.Le(s0, 4096), "cpp.py:1", "f"), (sympy.Le(8 * s1, 2**31 - 1), "simd.py:2", "g")],
                           exprs, program)
     assert [a.guard for a in assumed] == ["p0_a <= 4096", "8*p1_b <= 2147483647"]
-    assert of_member(assumed, "p1_") == (Assumption("8*b <= 2147483647", "simd.py:2 in g"),)
-    assert broken(of_member(assumed, "p0_"), {"a": 5000}) == ("a <= 4096 (cpp.py:1 in f)",)
+    assert of_member(assumed, "p1_") == (Assumption("8*b <= 2147483647", "simd.py:2", "g"),)
+    assert broken(of_member(assumed, "p0_"), {"a": 5000}) == (Assumption("a <= 4096", "cpp.py:1", "f"),)
+    assert broken(of_member(assumed, "p0_"), {"a": 5000})[0].text() == "a <= 4096 (cpp.py:1 in f)"
     assert broken(of_member(assumed, "p0_"), {"a": 4096}) == ()
 
 
@@ -70,7 +72,7 @@ def _assume(monkeypatch, *guards: str) -> None:
     prepare = FakeBackend.prepare
 
     def assuming(self, program, *args, **kwargs):
-        assumed = tuple(Assumption(g.format(d=program.dims[0].name), "fake.py:1 in f") for g in guards)
+        assumed = tuple(Assumption(g.format(d=program.dims[0].name), "fake.py:1", "f") for g in guards)
         return replace(prepare(self, program, *args, **kwargs), assumptions=assumed)
     monkeypatch.setattr(FakeBackend, "prepare", assuming)
 
@@ -93,7 +95,7 @@ def test_a_failing_directed_run_names_the_assumption_it_broke(monkeypatch, fake_
     case = Case.from_run_dicts(_program(hint=4), [{"env": {"d0": 2}, "seed": 0}])
     outcome = check_batch(Job("fake", "cpu", (case,), 1 << 20), lambda stage: None).batch
     assert outcome.symptom == "exception" and outcome.env["d0"] >= 64
-    assert outcome.assumptions == ("d0 <= 8 (fake.py:1 in f)",)
+    assert outcome.assumptions == (Assumption("d0 <= 8", "fake.py:1", "f"),)
 
 
 def test_directed_runs_are_capped_and_never_given_to_an_excluded_member(monkeypatch):
@@ -125,7 +127,7 @@ def test_a_real_cpu_compile_notes_the_cascade_guard_and_its_directed_run_finds_t
     summed, negated = check_batch(Job("aoti", "cpu", cases, 512 << 20), lambda stage: None).cases
     assert summed.symptom == "mismatch" and summed.runs_directed >= 2
     assert summed.env["d0"] > 4096
-    assert any("d0 <= 4096" in a and "need_use_acc_helper" in a for a in summed.assumptions)
+    assert any(a.guard == "d0 <= 4096" and a.function == "need_use_acc_helper" for a in summed.assumptions)
     assert (negated.symptom, negated.runs_directed) == ("pass", 0)
 
 
@@ -144,5 +146,18 @@ def test_an_error_surfacing_after_a_lone_members_big_run_is_pinned_on_that_run(m
     case = Case.from_run_dicts(_program(hint=4), [{"env": {"d0": 2}, "seed": 0}])
     outcome = check_batch(Job("fake", "cpu", (case,), 1 << 20), lambda stage: None).batch
     assert outcome.symptom == "illegal_memory_access" and outcome.env == {"d0": 9}
-    assert outcome.assumptions == ("d0 <= 8 (fake.py:1 in f)",)
+    assert outcome.assumptions == (Assumption("d0 <= 8", "fake.py:1", "f"),)
 
+
+
+def test_an_assumption_is_a_record_read_back_from_data_and_from_the_text_older_corpora_stored():
+    from fuzzaoti.errors import CorpusError
+
+    site = Assumption("8*d0 <= 2147483647", "torch/_inductor/codegen/simd.py:3000", "can_use_32bit_indexing")
+    assert Assumption.from_data(site.to_data()) == site
+    assert site.text() == "8*d0 <= 2147483647 (torch/_inductor/codegen/simd.py:3000 in can_use_32bit_indexing)"
+    assert Assumption.from_data(site.text()) == site  # (what migration 014 reads)
+    assert Assumption.from_data("Eq(Mod(d0, 4), 0) (torch/_inductor/ir.py:470 in is_aligned)").function == "is_aligned"
+    for bad in ({"guard": 3}, {"guard": "d0 <= 8", "line": 3}, ["d0 <= 8"]):
+        with pytest.raises(CorpusError):
+            Assumption.from_data(bad)

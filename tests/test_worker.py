@@ -334,9 +334,12 @@ def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_
     # its announcement carries env and seed, so the crash it causes is stored at that run
     from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage, spoken
 
-    announced = member_stage("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": ["d0 <= 8 (w)"]})
+    from fuzzaoti.check.assumption import Assumption
+
+    broke = Assumption("d0 <= 8", "w.py:1", "f")
+    announced = member_stage("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": [broke.to_data()]})
     assert parse_stage(announced) == ("run", 17, 5) and spoken(announced) == "big-run 17 of member 5"
-    assert announced_run(announced) == {"env": {"d0": 2**30}, "seed": 7, "assumptions": ("d0 <= 8 (w)",)}
+    assert announced_run(announced) == {"env": {"d0": 2**30}, "seed": 7, "assumptions": (broke,)}
     assert announced_run(member_stage("big-run", 3, 5)) is None
     monkeypatch.setenv("FUZZAOTI_FAKE_ASSUME", "{d} <= 8")
     fake_fault("abs:crash-large")  # aborts from size 64 (fake.LARGE): only the far directed run gets there
@@ -350,7 +353,7 @@ def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_
     finally:
         pool.close()
     assert outcome.symptom == "crash" and outcome.env["m"] >= 64, outcome
-    assert outcome.assumptions == ("m <= 8 (fake.py in prepare)",)  # what the run broke, as the worker knew it
+    assert outcome.assumptions == (Assumption("m <= 8", "fake.py", "prepare"),)  # what the run broke, as the worker knew it
 
 
 def test_a_new_pool_removes_what_processes_that_are_gone_left_behind(tmp_path, monkeypatch):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fuzzaoti.check.assumption import Assumption
+
 STAGES = ("harness", "eager", "export", "compile", "load", "run", "compare", "done")
 SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch",
             "unchecked_index")
@@ -31,7 +33,7 @@ class Outcome:
     runs_oom: int = 0  # runs not run: out of memory (never a finding)
     runs_cut: int = 0  # runs not run: the campaign's deadline came first
     runs_directed: int = 0  # runs at sizes chosen to break what Inductor assumed (fuzzaoti.workers.directed)
-    assumptions: tuple[str, ...] = ()  # those assumptions the failing run broke (fuzzaoti.compile.assumptions)
+    assumptions: tuple[Assumption, ...] = ()  # those assumptions the failing run broke (compile.assumptions)
     slowest_run: dict[str, Any] | None = None  # its slowest big compiled run: env, seed, compiled_s, eager_s
     error_type: str = ""
     frames: tuple[str, ...] = field(default=())
@@ -53,13 +55,14 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["frames"], data["assumptions"] = list(self.frames), list(self.assumptions)
+        data["frames"], data["assumptions"] = list(self.frames), [a.to_data() for a in self.assumptions]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
         data = dict(data)
-        data["frames"], data["assumptions"] = tuple(data.get("frames", ())), tuple(data.get("assumptions", ()))
+        data["frames"] = tuple(data.get("frames", ()))
+        data["assumptions"] = tuple(Assumption.from_data(a) for a in data.get("assumptions", ()))
         return cls(**data)
 
 

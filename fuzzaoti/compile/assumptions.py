@@ -19,42 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from fuzzaoti.check.guards import evaluate
+from fuzzaoti.check.assumption import Assumption
 from fuzzaoti.model import sizes
 from fuzzaoti.model.program import Program
 
 
-@dataclass(frozen=True)
-class Assumption:
-    guard: str  # over the program's dim names, e.g. "d0 <= 4096"
-    where: str  # the Inductor frame that added it, e.g. "torch/_inductor/codegen/cpp.py:2273 in need_use_acc_helper"
-
-    @property
-    def dims(self) -> tuple[str, ...]:
-        """The dim names the guard reads (the names ``holds`` needs)."""
-        import ast
-
-        try:
-            tree = ast.parse(self.guard, mode="eval")
-        except SyntaxError:
-            return ()
-        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        return tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}))
-
-    def holds(self, env: Mapping[str, int]) -> bool | None:
-        """The guard's truth at runtime sizes ``env``; None where it cannot be evaluated."""
-        if not all(d in env for d in self.dims):
-            return None
-        return evaluate(self.guard, {d: env[d] for d in self.dims})
-
-    def text(self) -> str:
-        return f"{self.guard} ({self.where})"
-
-
-def from_guards(guards: Iterable[tuple[Any, str]], exprs: Mapping[tuple[int, int], Any],
+def from_guards(guards: Iterable[tuple[Any, str, str]], exprs: Mapping[tuple[int, int], Any],
                 program: Program) -> tuple[Assumption, ...]:
     """The guards ``compat.aoti_compile_noting_guards`` returned, over ``program``'s dim names:
     each export symbol is named by an input axis whose size is that symbol alone (or an affine
@@ -70,10 +42,10 @@ def from_guards(guards: Iterable[tuple[Any, str]], exprs: Mapping[tuple[int, int
         if len(affine.coefs) == 1:
             names.setdefault(next(iter(expr.free_symbols)), sympy.Symbol(affine.coefs[0][0], integer=True))
     found = []
-    for expr, where in guards:
+    for expr, site, function in guards:
         if not expr.free_symbols or not expr.free_symbols <= names.keys():
             continue
-        assumption = Assumption(str(expr.xreplace(names)), where)
+        assumption = Assumption(str(expr.xreplace(names)), site, function)
         if assumption not in found:
             found.append(assumption)
     return tuple(found)
@@ -88,21 +60,21 @@ def of_member(assumptions: Iterable[Assumption], prefix: str) -> tuple[Assumptio
     for a in assumptions:
         if a.dims and all(d.startswith(prefix) for d in a.dims):
             guard = re.sub(rf"\b{re.escape(prefix)}(\w+)", r"\1", a.guard) if prefix else a.guard
-            own.append(Assumption(guard, a.where))
+            own.append(Assumption(guard, a.site, a.function))
     return tuple(own)
 
 
-def broken(assumptions: Iterable[Assumption], env: Mapping[str, int] | None) -> tuple[str, ...]:
-    """The texts of the assumptions that runtime sizes ``env`` break (what a failing run tells)."""
+def broken(assumptions: Iterable[Assumption], env: Mapping[str, int] | None) -> tuple[Assumption, ...]:
+    """The assumptions that runtime sizes ``env`` break (what a failing run tells)."""
     if env is None:
         return ()
-    return tuple(a.text() for a in assumptions if a.holds(env) is False)
+    return tuple(a for a in assumptions if a.holds(env) is False)
 
 
 def save(path: str, assumptions: Iterable[Assumption]) -> None:
     """Write a package's assumptions beside it (before its ranges, which mark it complete)."""
     with open(path + ".tmp", "w") as f:
-        json.dump([[a.guard, a.where] for a in assumptions], f)
+        json.dump([a.to_data() for a in assumptions], f)
     os.replace(path + ".tmp", path)
 
 
@@ -110,6 +82,6 @@ def load(path: str) -> tuple[Assumption, ...]:
     """What ``save`` wrote; none for a package saved before assumptions were noted."""
     try:
         with open(path) as f:
-            return tuple(Assumption(guard, where) for guard, where in json.load(f))
+            return tuple(Assumption.from_data(a, path) for a in json.load(f))
     except FileNotFoundError:
         return ()

@@ -17,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
+from fuzzaoti.check.assumption import Assumption
 from fuzzaoti.check.verdict import RungResult, results_from_data, results_to_data
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
@@ -59,7 +60,7 @@ class Finding:
     known_note: str | None = None
     shrink_note: str | None = None
     verdict: dict[str, Any] | None = None  # the oracle's: first and worst wrong elements, counts
-    assumptions: tuple[str, ...] = ()  # what Inductor assumed, unchecked, that the failing run broke
+    assumptions: tuple[Assumption, ...] = ()  # what Inductor assumed, unchecked, that the failing run broke
     triage: dict[str, RungResult] = field(default_factory=dict)  # ladder: stage -> result
     workarounds: dict[str, RungResult] = field(default_factory=dict)  # hand remedy -> result
     replays: tuple[ReplayResult, ...] = ()  # from the replays table, oldest first
@@ -81,7 +82,8 @@ class Finding:
         values["message"] = values.get("message") or ""
         values["stderr"] = values.get("stderr") or ""
         values["verdict"] = _loads(values.get("verdict"), None)
-        values["assumptions"] = tuple(_loads(values.get("assumptions"), []))
+        values["assumptions"] = tuple(Assumption.from_data(a, f"finding {values.get('id')} assumptions")
+                                      for a in _loads(values.get("assumptions"), []))
         for table in ("triage", "workarounds"):
             values[table] = results_from_data(_loads(values.get(table), {}), f"finding {values.get('id')} {table}")
         return cls(**values, replays=replays)
@@ -121,6 +123,7 @@ class Finding:
         out = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.endswith("_json")}
         out["replays"] = [asdict(r) for r in self.replays]
         out["triage"], out["workarounds"] = results_to_data(self.triage), results_to_data(self.workarounds)
+        out["assumptions"] = [a.to_data() for a in self.assumptions]
         for column in ("program", "runs", "shrunk_program", "shrunk_runs"):
             text = getattr(self, f"{column}_json")
             out[column] = json.loads(text) if text else None

@@ -217,5 +217,21 @@ def _m013_rung_results(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("013_rung_results", _m013_rung_results))
 
 
+def _m014_assumption_records(db: sqlite_utils.Database) -> None:
+    """A finding's broken assumptions as records (``check.assumption.Assumption.to_data``: guard,
+    site, function) where they held the text a user reads ("d0 <= 4096 (cpp.py:2273 in f)")."""
+    import json
+
+    from fuzzaoti.check.assumption import Assumption
+
+    for row in list(db.query("select id, assumptions from findings where assumptions is not null")):
+        stored = json.loads(row["assumptions"]) or []
+        records = [Assumption.from_data(a, f"finding {row['id']} assumptions").to_data() for a in stored]
+        db["findings"].update(row["id"], {"assumptions": json.dumps(records)})
+
+
+MIGRATIONS.append(("014_assumption_records", _m014_assumption_records))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

@@ -51,7 +51,7 @@ def _verdict(case: Case, outcome: Outcome) -> str:
     directed = f" ({outcome.runs_directed} of its runs directed at what Inductor assumed)" if outcome.runs_directed else ""
     if outcome.is_finding:
         where = f" at {outcome.env}" if outcome.env else ""
-        broke = f", breaking {'; '.join(outcome.assumptions)}" if outcome.assumptions else ""
+        broke = f", breaking {'; '.join(a.text() for a in outcome.assumptions)}" if outcome.assumptions else ""
         return f"FAILS {signature(outcome, case.program)}{where}{broke}"
     if not outcome.passed:
         return f"invalid: {outcome.message.strip()[:200]}"

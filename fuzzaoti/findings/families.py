@@ -22,7 +22,7 @@ def family_key(finding: Finding) -> str:
     remedies = finding.workarounds
     cured = ", ".join(sorted(name for name, verdict in remedies.items() if verdict.passed)) or "none"
     canary = f" canary={finding.canary}" if finding.canary else ""
-    sites = sorted({a.rsplit(" in ", 1)[-1].rstrip(")") for a in finding.assumptions})
+    sites = sorted({a.function or a.site for a in finding.assumptions})
     broke = f"; breaks Inductor's guards of {', '.join(sites)}" if sites else ""
     return (f"{finding.device}{canary} {finding.stage}/{finding.symptom} via {'+'.join(core)}"
             f"; passes with: {cured if remedies else 'not triaged'}{broke}")

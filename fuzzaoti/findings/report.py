@@ -118,7 +118,7 @@ def render_report(finding: Finding, repro_name: str, env_text: str, relatives: l
         lines += [""] + analysis.lines()
     if finding.assumptions:
         lines += ["", "The failing run breaks a size guard Inductor added while compiling, which the AOTI package "
-                      "never checks (as pytorch#150364 describes): " + "; ".join(f"`{a}`" for a in finding.assumptions)
+                      "never checks (as pytorch#150364 describes): " + "; ".join(f"`{a.text()}`" for a in finding.assumptions)
                   + ". The package's code was chosen for sizes where it holds."]
     lines += ["", "### Triage", ""] + _table("Ladder (which stage introduces it)", finding.triage)
     lines += _table("Workarounds (does the bug survive the usual hand remedies?)", finding.workarounds)

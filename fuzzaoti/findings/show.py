@@ -31,7 +31,7 @@ def describe_finding(f: Finding) -> str:
                    + "worst: " + "; ".join(f"{w['index']} actual {w['actual']} expected {w['expected']}"
                                            for w in verdict["worst"]))
     if f.assumptions:
-        out.append(f"broke what Inductor assumed, unchecked by AOTI: {'; '.join(f.assumptions)}")
+        out.append(f"broke what Inductor assumed, unchecked by AOTI: {'; '.join(a.text() for a in f.assumptions)}")
     if f.shrink_note:
         out.append(f"shrunk: {f.shrink_note}")
     out.append(f"failing runs: {[{'env': dict(env), 'seed': seed} for env, seed in case.runs]}")

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from fuzzaoti.compile import merge
-from fuzzaoti.compile.assumptions import Assumption, of_member
+from fuzzaoti.check.assumption import Assumption
+from fuzzaoti.compile.assumptions import of_member
 from fuzzaoti.model import sizes
 from fuzzaoti.model.case import run_seed
 from fuzzaoti.model.program import Program

@@ -123,7 +123,7 @@ class _Member:
 
     def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
         (env, seed), directed = self.runs[r], r >= len(self.runs) - self.directed
-        return {"env": env, "seed": seed, "broke": broken(self.assumed, env)} if directed else None
+        return {"env": env, "seed": seed, "broke": [a.to_data() for a in broken(self.assumed, env)]} if directed else None
 
     def timed(self, r: int, compiled_s: float) -> None:
         """Keep big run ``r`` as ``slowest`` if its compiled run, ``compiled_s``, is the slowest yet."""

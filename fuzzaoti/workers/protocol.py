@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fuzzaoti.check.assumption import Assumption
 from fuzzaoti.check.outcome import Outcome, fatal_for_process
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
@@ -116,7 +117,7 @@ def member_stage(stage: str, run: int, member: int, at: dict | None = None) -> s
     member 5``): if the worker dies there, its parent knows whose run killed it. A run the
     parent's case does not hold (a directed one, ``workers.directed``) comes with its sizes,
     seed and the assumptions of Inductor it breaks, ``at`` (``big-run 17 of member 5 at
-    {"env": {"d0": 1073741824}, "seed": 7, "broke": ["8*d0 <= 2147483647 (...)"]}``)."""
+    {"env": {"d0": 1073741824}, "seed": 7, "broke": [{"guard": "8*d0 <= 2147483647", ...}]}``)."""
     where = f" at {json.dumps(at)}" if at is not None else ""
     return f"{stage} {run} of member {member}{where}"
 
@@ -144,4 +145,5 @@ def announced_run(announced: str) -> dict | None:
     if not found:
         return None
     data = json.loads(where)
-    return {"env": dict(data["env"]), "seed": int(data["seed"]), "assumptions": tuple(data.get("broke", ()))}
+    return {"env": dict(data["env"]), "seed": int(data["seed"]),
+            "assumptions": tuple(Assumption.from_data(a) for a in data.get("broke", ()))}

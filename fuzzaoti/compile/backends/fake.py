@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 
-from fuzzaoti.compile.assumptions import Assumption
+from fuzzaoti.check.assumption import Assumption
 from fuzzaoti.compile import render
 from fuzzaoti.compile.backends.base import Prepared, Progress
 from fuzzaoti.model.program import Program
@@ -92,7 +92,7 @@ class FakeBackend:
             return [_off_by_one(t) if bad else t for t, bad in zip(outputs, tainted)]
 
         guard = os.environ.get("FUZZAOTI_FAKE_ASSUME")
-        assumed = (Assumption(guard.format(d=program.dims[0].name), "fake.py in prepare"),) if guard and program.dims else ()
+        assumed = (Assumption(guard.format(d=program.dims[0].name), "fake.py", "prepare"),) if guard and program.dims else ()
         return Prepared(run=run, ranges={}, assumptions=assumed)
 
 
