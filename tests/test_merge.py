@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from fuzzaoti.check.verdict import RungResult, Verdict
 from fuzzaoti.corpus import Corpus
 from fuzzaoti.corpus.merge import merge_corpora
 from fuzzaoti.errors import CorpusError
@@ -32,7 +33,7 @@ def _shard(path, signatures, hits=1, shrunk=None, status=None):
                                                _program("relu", "neg"), [{"env": {"d0": 2}, "seed": 1}], {"torch": "x"})
             if shrunk is not None:
                 corpus.set_shrunk(fid, _program(*shrunk), [{"env": {"d0": 2}, "seed": 1}], "shrunk")
-                corpus.set_triage(fid, {"aoti": "FAILS (same bug)"}, {"static shapes": "passes"})
+                corpus.set_triage(fid, {"aoti": RungResult(Verdict.FAILS_SAME)}, {"static shapes": RungResult(Verdict.PASSES)})
             if status is not None:
                 corpus.set_status(fid, status, known_note="pytorch#1")
         corpus.update_campaign(cid, {"programs": 10 * hits}, status="finished")
@@ -57,7 +58,7 @@ def test_a_finding_hit_in_two_shards_is_one_with_the_sum_of_their_hits(tmp_path)
     with Corpus.open(out) as corpus:
         both = next(f for f in corpus.findings() if f.signature == "run/crash/both")
         assert [n.op for n in both.case.program.nodes] == ["neg"]  # the smaller shrunk program wins
-        assert both.triage == {"aoti": "FAILS (same bug)"} and both.known_note == "pytorch#1"
+        assert both.triage == {"aoti": RungResult(Verdict.FAILS_SAME)} and both.known_note == "pytorch#1"
         assert {f.campaign_id for f in corpus.findings()} <= {c["id"] for c in corpus.campaigns()}
 
 
