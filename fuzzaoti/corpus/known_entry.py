@@ -12,6 +12,7 @@ is data a maintainer edits by hand, and a typo must not quietly turn a rule off.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +85,9 @@ _REQUIRED = {"title": str, "found": str, "fails_from": str, "stage": str, "sympt
              "program": dict, "runs": list, "where": str, "workaround": str}
 _OPTIONAL = {"device": str, "patterns": list, "fixed_in": str, "upstream": str, "relatives": str, "fix": str,
              "torch_only_repro": list, "quarantine": dict, "members": dict}
-_QUARANTINE = {"features": list, "devices": list, "profiles": list, "why": str}
-_MEMBERS = {"note": str, "devices": list, "ops": list, "dtypes": list, "written_layouts": list, "ladder": dict,
-            "workarounds": dict, "reach": dict}
+_QUARANTINE_OPTIONAL = {"devices": list, "profiles": list, "why": str}
+_MEMBERS_OPTIONAL = {"devices": list, "ops": list, "dtypes": list, "written_layouts": list, "ladder": dict,
+                     "workarounds": dict, "reach": dict}
 
 
 def _checked(data: Any, required: dict, optional: dict, where: str) -> dict:
@@ -125,7 +126,7 @@ def entry_from_data(name: str, data: Any, path: str = "") -> KnownEntry:
         raise KnownListError(f"{where}: 'device' is {' or '.join(DEVICES)}, got {device!r}")
     quarantine = None
     if "quarantine" in data:
-        q = _checked(data["quarantine"], {"features": list}, {k: v for k, v in _QUARANTINE.items() if k != "features"},
+        q = _checked(data["quarantine"], {"features": list}, _QUARANTINE_OPTIONAL,
                      f"{where} 'quarantine'")
         if not all(isinstance(s, list) for s in q["features"]):
             raise KnownListError(f"{where} 'quarantine' 'features': a list of feature lists")
@@ -136,7 +137,7 @@ def entry_from_data(name: str, data: Any, path: str = "") -> KnownEntry:
                                     q.get("why", ""))
     members = None
     if "members" in data:
-        m = _checked(data["members"], {"note": str}, {k: v for k, v in _MEMBERS.items() if k != "note"},
+        m = _checked(data["members"], {"note": str}, _MEMBERS_OPTIONAL,
                      f"{where} 'members'")
         reach = m.get("reach", {})
         if not all(isinstance(v, int) for v in reach.values()):
@@ -163,8 +164,6 @@ def entry_from_data(name: str, data: Any, path: str = "") -> KnownEntry:
 def load_entry(path: str) -> KnownEntry:
     """The entry in JSON file ``path``: a ``KnownListError`` naming the file for one unreadable
     or invalid."""
-    import os
-
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
