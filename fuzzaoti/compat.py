@@ -6,16 +6,27 @@ new torch release is handled by editing this one file.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import re
+import runpy
 import sys
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from fuzzaoti.errors import Unsupported
 
 
-def torch_versions() -> dict[str, str | None]:
-    """torch, CUDA and device names of this process (for findings and replays)."""
+def torch_versions(device: str | None = None) -> dict[str, str | None]:
+    """torch, CUDA and device names of this process (for findings and replays). For a CPU
+    campaign they are read from torch's version file, without importing torch: the import
+    costs about 2 s of CPU, which a campaign on one core takes from its worker's first compile."""
+    if device == "cpu" and "torch" not in sys.modules:
+        spec = importlib.util.find_spec("torch")
+        folder = (spec.submodule_search_locations or [""])[0] if spec is not None else ""
+        if folder and os.path.exists(os.path.join(folder, "version.py")):
+            found = runpy.run_path(os.path.join(folder, "version.py"))
+            return {"torch": found["__version__"], "cuda": found.get("cuda"), "device_name": None}
     import torch
 
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
@@ -155,6 +166,47 @@ def _site(sloc: Any) -> tuple[str, str]:
     path = frame.filename.replace("\\", "/")
     path = path[path.rfind("/torch/") + 1:] if "/torch/" in path else path
     return f"{path}:{frame.lineno}", frame.name
+
+
+@contextlib.contextmanager
+def cpp_kernel_nests() -> Iterator[dict[str, list[list[list[str]]]]]:
+    """While Inductor compiles for the CPU: each C++ kernel it defines, by name, as its loop
+    nests in the order the kernel's body holds them, each nest as the stack traces of the FX
+    nodes it computes (``{name: [[traces of nest 0, ...], ...]}``; a name listed once per group
+    of nodes it was defined for, as groups of one source share one kernel).
+
+    Inductor puts every pointwise and reduction loop between two extern calls into one C++
+    function, so a kernel spans the members of a merged batch; its loop nests do not
+    (``workers.faults``). Empty where this torch's C++ scheduling has no such hooks."""
+    record: dict[str, list[list[list[str]]]] = {}
+    try:
+        from torch._inductor.codegen import cpp
+        from torch._inductor.utils import aggregate_origins
+
+        scheduling, group = cpp.CppScheduling, cpp.KernelGroup
+        define, finalize = scheduling.define_kernel, group.finalize_kernel
+    except (ImportError, AttributeError):
+        yield record
+        return
+
+    def finalize_noting(self: Any, new_kernel: Any, nodes: Any) -> Any:
+        self.__dict__.setdefault("_fuzzaoti_nests", []).append(list(nodes))
+        return finalize(self, new_kernel, nodes)
+
+    def define_noting(self: Any, src_code: Any, nodes: Any, *args: Any, **kwargs: Any) -> Any:
+        name = define(self, src_code, nodes, *args, **kwargs)
+        nests = getattr(getattr(self, "kernel_group", None), "_fuzzaoti_nests", None)
+        if not nests or sum(map(len, nests)) != len(nodes):  # (a template's kernel: one nest)
+            nests = [list(nodes)]
+        traces = [[origin.meta.get("stack_trace") or "" for origin in aggregate_origins(nest)] for nest in nests]
+        record.setdefault(name, []).append(traces)
+        return name
+
+    scheduling.define_kernel, group.finalize_kernel = define_noting, finalize_noting
+    try:
+        yield record
+    finally:
+        scheduling.define_kernel, group.finalize_kernel = define, finalize
 
 
 def input_size_exprs(ep: Any) -> dict[tuple[int, int], Any]:

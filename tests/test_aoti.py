@@ -156,6 +156,55 @@ def test_segfaulting_canary_comes_back_as_a_crash(bmm_index_program):
     assert "SIGSEGV" in outcome.message or "SIGBUS" in outcome.message
 
 
+def test_a_worker_dying_in_one_members_kernel_code_pins_that_member_and_its_run(bmm_index_program):
+    """index-wild in a batch of two: the fault is placed in a loop nest of the bmm-and-index
+    member's nodes (``workers.faults``), fed its own run, so the death is that member's finding
+    with no further compile; the relu member beside it is not blamed."""
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+    from fuzzaoti.workers.protocol import Job
+    from fuzzaoti.workers.worker import Worker
+
+    relu = Program((DimSpec("m", 2, 9, 3),), (InputSpec("x0", "float32", ("m",)),),
+                   (Node("t0", "relu", ("x0",)),), ("t0",)).validate()
+    wild = Case(bmm_index_program, (((("b", 3), ("n", 9)), 1),))
+    worker = Worker(WorkerConfig(backend="aoti", canary="index-wild"))
+    try:
+        result = worker.check(Job("aoti", "cpu", (Case(relu, (((("m", 4),), 0),)), wild)))
+    finally:
+        worker.close()
+    assert (result.batch.stage, result.batch.symptom) == ("run", "crash"), result.batch.message
+    assert (result.suspect, result.faulted, result.pinned) == (1, True, True), result.batch.message
+    assert (result.batch.env, result.batch.seed) == ({"b": 3, "n": 9}, 1)
+    assert "the fault was in kernel cpp_" in result.batch.message and "member 1's nodes" in result.batch.message
+
+
+def test_a_kernel_that_does_not_compile_is_blamed_on_the_member_whose_loop_nest_holds_the_error(monkeypatch):
+    """C++ relu made undeclared, in a batch of a tanh program and a relu program of other
+    sizes: g++'s error line is in the relu member's loop nest, so that member is the suspect
+    the pool compiles alone first (``faults.compile_error_member``), not the batch in halves."""
+    import torch
+    from torch._inductor.codegen import cpp
+
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+    from fuzzaoti.workers.execute import check_batch
+    from fuzzaoti.workers.protocol import Job
+
+    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)
+    for overrides in (cpp.CppOverrides, cpp.CppVecOverrides):
+        monkeypatch.setattr(overrides, "relu", staticmethod(lambda x: f"fuzzaoti_undeclared({x})"))
+
+    def pointwise(op: str, low: int) -> Case:
+        program = Program((DimSpec("m", low, 64, low + 1),), (InputSpec("x0", "float32", ("m",)),),
+                          (Node("t0", op, ("x0",)),), ("t0",)).validate()
+        return Case(program, (((("m", low + 2),), 0),))
+
+    result = check_batch(Job("aoti", "cpu", (pointwise("tanh", 2), pointwise("relu", 5))), lambda stage: None)
+    assert (result.batch.stage, result.suspect) == ("compile", 1), result.batch.message[:3000]
+    assert "fuzzaoti_undeclared" in result.batch.message
+
+
 def test_triage_ladder_places_a_canary_in_inductor_not_in_export(rotated_five_op_case):
     from fuzzaoti.check.verdict import RungResult, Verdict
     from fuzzaoti.findings.triage import ladder, workarounds

@@ -61,6 +61,7 @@ def _drop_beside_a_relu(guard, backend):
     relu: what ``drop_failing_members`` makes of it; the members for their flags."""
     from fuzzaoti.check.outcome import Outcome
     from fuzzaoti.compile import merge as batch
+    from fuzzaoti.compile.backends import StageFailure
     from fuzzaoti.model.case import Case
     from fuzzaoti.workers.blame import drop_failing_members
     from fuzzaoti.workers.execute import _Member
@@ -71,7 +72,8 @@ def _drop_beside_a_relu(guard, backend):
     members = [_Member(Case.from_run_dicts(relu, [{"env": {"m": 4}, "seed": 0}])),
                _Member(Case.from_run_dicts(flatten, [{"env": {"d0": 3, "d1": 16}, "seed": 0}]))]
     outcome = Outcome("export", "invalid", "UserError: " + _message(guard.replace("'x0'", "'p1_x0'"), dim="p1_d1"))
-    return drop_failing_members(outcome, "export", batch.merge([relu, flatten]), members, backend, "cpu"), members
+    raised = StageFailure("export", Exception(outcome.message))
+    return drop_failing_members(outcome, raised, batch.merge([relu, flatten]), members, backend, "cpu"), members
 
 
 def test_a_refuted_guard_is_a_finding_only_if_the_member_fails_to_export_alone():

@@ -444,3 +444,60 @@ def test_a_harness_failure_prints_its_trace_once_per_signature(capsys):
         pool._report_internal_error(Outcome("harness", "exception", trace.splitlines()[-1], stderr=trace))
     err = capsys.readouterr().err
     assert err.count("fuzzaoti internal error") == 1 and 'File "execute.py", line 9' in err
+
+
+def test_a_member_pinned_by_its_workers_fault_is_found_at_once_and_its_rest_compiled_afresh():
+    # a fault in a loop nest of member 2's nodes, in a call that fed it its own run: its outcome
+    # is there before any further compile; it is compiled alone to confirm it, and the rest is
+    # compiled without it (its code runs in every call of the package, examples or not)
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.workers.pool import _Part
+    from fuzzaoti.workers.protocol import BatchResult
+
+    pool = WorkerPool(WorkerConfig(backend="fake"), workers=1)
+    cases = [_innocent()] * 4
+    segv = Outcome("run", "crash", "worker died with signal SIGSEGV", env={"m": 4}, seed=0)
+    outcomes, parts, _, blind = pool._attempt(_Stub(BatchResult(batch=segv, suspect=2, faulted=True, pinned=True)),
+                                              cases, None, False)
+    assert outcomes == [None, None, segv, None]
+    assert (parts, blind) == ([_Part([2]), _Part([0, 1, 3])], False)
+    # fed its examples only (not pinned): named, not found; the same parts
+    outcomes, parts, _, _ = pool._attempt(_Stub(BatchResult(batch=segv, suspect=2, faulted=True)), cases, None, False)
+    assert outcomes is None and parts == [_Part([2]), _Part([0, 1, 3])]
+    # a reloaded group dying in the code of the member it set aside: the rest afresh, without it
+    parts = pool._attempt(_Stub(BatchResult(batch=segv, suspect=1, faulted=True)), cases, None, True, "/pkg", (1,))[1]
+    assert parts == [_Part([0, 2, 3])]
+    pool.close()
+
+
+def test_a_fault_is_placed_in_the_loop_nest_of_the_kernel_source_that_holds_its_line():
+    from fuzzaoti.workers.faults import Site, _place_in
+
+    source = '''#include <x.h>
+extern "C"  void  cpp_fused_add_0(const float* in_ptr0,
+                       float* out_ptr0)
+{
+    std::atomic<int> error{0};
+    {
+        for(int64_t x0=0; x0<8L; x0+=1L)
+        {
+            out_ptr0[x0] = in_ptr0[x0];  // a comment with a { brace
+        }
+    }
+    {
+        printf("{");
+        out_ptr0[0] = 1;
+    }
+}
+extern "C"  void  cpp_fused_mul_1(const float* in_ptr0)
+{
+}'''.splitlines()
+    assert [_place_in(source, line) for line in (9, 13, 14)] == [("cpp_fused_add_0", 0, 2), ("cpp_fused_add_0", 1, 2),
+                                                                ("cpp_fused_add_0", 1, 2)]
+    assert _place_in(source, 5) == ("cpp_fused_add_0", None, 2)  # (in the body, in no loop nest)
+    assert _place_in(source, 18) == ("cpp_fused_mul_1", None, 0)
+    assert _place_in(source, 1) is None
+    site = Site("cpp_fused_add_0", 9, (3,), True, 1, (0, 3))
+    assert (site.member, site.pinned) == (3, True)
+    assert not Site("cpp_fused_add_0", 9, (3,), True, 1, (0,)).pinned  # (fed its examples)
+    assert Site("cpp_fused_add_0", 9, (0, 3), False, 1, (0, 3)).member is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.model.case import Case
 from fuzzaoti.workers.pool import Submitted, WorkerPool
 
@@ -33,6 +34,9 @@ class InFlight:
     size: int  # the adaptive size it was drawn at
     submitted_at: float
     recorded: set[int] = field(default_factory=set)  # positions in ``drawn`` already stored as findings
+    # of those, position -> (finding id, the outcome stored): a member pinned by its worker's fault
+    # (``workers.faults``) has that outcome replaced by its compile alone's, which confirms it
+    stored: dict[int, tuple[int, Outcome]] = field(default_factory=dict)
 
 
 def settle(in_flight: list[InFlight], pool: WorkerPool, finish: Callable[[InFlight], None],

@@ -30,6 +30,9 @@ from fuzzaoti.corpus.hypothesis_db import CorpusExampleDatabase, batch_key
 from fuzzaoti.workers.batch_size import BatchSizes
 from fuzzaoti.corpus.known_bugs import KnownList, builtin_entries
 from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.check.signature import signature
+from fuzzaoti.corpus.finding import ReplayResult
+from fuzzaoti.corpus.migrations import now
 from fuzzaoti.workers.pool import WorkerPool
 from fuzzaoti.workers.pool_stats import configs_label
 from fuzzaoti.corpus.record import store_failure
@@ -121,7 +124,7 @@ class Campaign:
                                     s.shrink_minutes * 60, s.triage and s.backend == "aoti", self.echo)
         pool.launch()  # the workers import torch while this process does (versions) and sets up
         try:
-            self.versions = compat.torch_versions()
+            self.versions = compat.torch_versions(s.device)
             resumed = self.campaign_id is not None
             if resumed:
                 self.corpus.claim_campaign(self.campaign_id)
@@ -302,6 +305,8 @@ class Campaign:
             self.echo(f"  deadline: {outcomes.count(None)} of the batch's {len(drawn)} programs left unchecked"
                       + (" (it was being bisected: saved, replayed first next time)" if cut_bisecting else ""))
         recorded = [k in flight.recorded for k, outcome in enumerate(outcomes) if outcome is not None]
+        confirmed = [(fid, drawn[k], outcomes[k]) for k, (fid, stored) in flight.stored.items()
+                     if outcomes[k] is not None and outcomes[k] is not stored]
         drawn = [case for case, outcome in zip(drawn, outcomes) if outcome is not None]
         outcomes = [outcome for outcome in outcomes if outcome is not None]
         self.last_done = time.monotonic()
@@ -329,6 +334,8 @@ class Campaign:
             elif outcome.is_finding and not early:
                 c.failures += 1
                 self._record(pool, case, outcome)
+        for fid, case, outcome in confirmed:
+            self._confirm(pool, fid, case, outcome)
         c.worker_restarts = pool.restarts
         self.timeline.append(Mark(done_at, c.programs - self.before.programs,
                                   c.programs_large - self.before.programs_large, c.runs_large - self.before.runs_large))
@@ -338,7 +345,8 @@ class Campaign:
             self.echo(self.progress_line())
         return failed or cut_bisecting
 
-    def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> None:
+    def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> int:
+        """Store a failure (a new finding, or one more hit of a stored one): its finding's id."""
         s = self.settings
         fid, new, sig, known = store_failure(self.corpus, self.known, self.campaign_id, s.device, s.canary,
                                              case, outcome, self.versions)
@@ -351,12 +359,28 @@ class Campaign:
             if deferred(outcome.stage, outcome.symptom, len(case.program.nodes)):  # after the deadline
                 self._quarantine(fid)  # (a one-op program's own trigger, if it fails whole batches)
                 self.follow_ups.waiting.append(fid)
-                return
+                return fid
             # within the campaign's clock: a finding near the end is stored raw, for 'fuzzaoti
             # shrink/triage ID' later, rather than overrunning --minutes
             member = self.follow_ups.one(fid, self._seconds_left)
             self._quarantine(fid)  # its shrunk program's trigger
             self._count_member(fid, member)
+        return fid
+
+    def _confirm(self, pool: WorkerPool, fid: int, case: Case, outcome: Outcome) -> None:
+        """A finding stored as soon as its worker's fault pinned it (``workers.faults``), now
+        compiled alone: kept as a replay of the finding on this torch and device. A crash that
+        needs the rest of its batch (a wild write another member's read ran into) does not fail
+        alone, and the replay says so; a different failure alone is stored as well."""
+        sig = signature(outcome, case.program) if outcome.is_finding else ""
+        self.corpus.record_replay(fid, ReplayResult(self.versions.get("torch") or "", self.settings.device,
+                                                    "fails" if sig else "passes", sig,
+                                                    self.versions.get("device_name"), now()))
+        if not sig:
+            self.echo(f"  finding {fid} does not fail compiled alone: its crash needed the rest of its batch")
+        elif sig != self.corpus.finding(fid).signature:
+            self.counts.failures += 1
+            self._record(pool, case, outcome)
 
     def _quarantine(self, fid: int) -> None:
         trigger = finding_trigger(self.corpus.finding(fid), self.settings.device)
@@ -391,7 +415,7 @@ class Campaign:
             if outcome is not None and outcome.is_finding and k not in flight.recorded:
                 flight.recorded.add(k)
                 self.counts.failures += 1
-                self._record(self.pool, flight.drawn[k], outcome)
+                flight.stored[k] = (self._record(self.pool, flight.drawn[k], outcome), outcome)
 
     def _deadline(self) -> float:
         return self.started + self.settings.minutes * 60 if self.settings.max_batches is None else float("inf")

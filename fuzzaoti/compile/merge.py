@@ -8,8 +8,9 @@ returns every member's outputs, and ``split_outputs`` hands each member its own 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from fuzzaoti.model import sizes
 from fuzzaoti.errors import InvalidArgument
@@ -18,6 +19,39 @@ from fuzzaoti.model.program import Program
 
 def prefix(k: int) -> str:
     return f"p{k}_"
+
+
+_PROGRAM_LINE = re.compile(r'File "<fuzzaoti program (\w+)>", line (\d+)')
+_MEMBER = re.compile(r"\bp(\d+)_")
+
+
+def traced_members(traces: Iterable[str], merged: Program, count: int, innermost: bool = False,
+                   source: list[str] | None = None) -> set[int]:
+    """The members of ``merged`` (``count`` programs) whose code the Python ``traces`` (a
+    traceback, an FX node's ``stack_trace``) pass through: each line of the merged module
+    names one member's inputs and nodes by its prefix. With ``innermost``, the answer is the one
+    member of the last line a trace names that is one member's (a traceback's deepest frame in
+    the module). A lone program is member 0. ``source``: the merged module's lines, where the
+    caller has them (rendering a batch of 64 programs takes milliseconds, per call)."""
+    if count == 1:
+        return {0}
+    from fuzzaoti.compile import render
+
+    lines = source if source is not None else render.program_source(merged).splitlines()
+    found: set[int] = set()
+    for trace in traces:
+        for match in reversed(list(_PROGRAM_LINE.finditer(trace))):
+            number = int(match[2])
+            if match[1] != merged.id or not 0 < number <= len(lines):
+                continue
+            owners = {int(k) for k in _MEMBER.findall(lines[number - 1])} & set(range(count))
+            if innermost:
+                if len(owners) == 1:
+                    return owners
+                continue
+            found |= owners
+            break  # (an FX node's trace: its innermost line of the module is the node's own)
+    return found
 
 
 def _rename_size(size: sizes.Size, pre: str) -> sizes.Size:
@@ -63,6 +97,13 @@ def merge(programs: Sequence[Program]) -> Program:
         configs=programs[0].configs,
         state=sum((p.state for p in parts), ()),
     ).validate()
+
+
+def member_count(program: Program) -> int:
+    """How many programs ``merge`` made ``program`` of (1: one not merged), by its outputs'
+    prefixes (every member returns at least one output)."""
+    found = [int(m[1]) for name in program.outputs if (m := re.match(r"p(\d+)_", name))]
+    return max(found) + 1 if found and len(found) == len(program.outputs) else 1
 
 
 def split(items: Sequence, programs: Sequence[Program], per_program) -> list[list]:

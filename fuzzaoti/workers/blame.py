@@ -9,7 +9,6 @@ export alone shows are rejected by export itself, and turn exceptions into Outco
 
 from __future__ import annotations
 
-import re
 import traceback
 from dataclasses import replace
 from typing import Any, Callable
@@ -18,8 +17,10 @@ from fuzzaoti.check.guards import refuted_guard
 from fuzzaoti.compile import merge as batch
 from fuzzaoti.compile.assumptions import broken
 from fuzzaoti.compile import render
+from fuzzaoti.compile.backends.base import StageFailure
 from fuzzaoti.check.outcome import Outcome, symptom_of_exception
 from fuzzaoti.model.program import Program
+from fuzzaoti.workers import faults
 
 
 def frames(error: BaseException) -> tuple[str, ...]:
@@ -38,39 +39,31 @@ def failure(stage: str, error: BaseException, **extra: Any) -> Outcome:
                    error_type=type(error).__name__, frames=frames(error), **extra)
 
 
-_PROGRAM_LINE = re.compile(r'File "<fuzzaoti program (\w+)>", line (\d+)')
-_MEMBER = re.compile(r"\bp(\d+)_")
-
-
 def blamed_member(outcome: Outcome, merged: Program, count: int) -> int | None:
     """The member whose code the failure came from, when its traceback (or Inductor's
-    "Original traceback" of the failing node) ends in a line of the merged module: each of its
-    lines names one member's inputs and nodes by that member's prefix. None if unknown."""
+    "Original traceback" of the failing node) ends in a line of the merged module that names
+    one member (``merge.traced_members``). None if unknown."""
     if count < 2:
         return None
-    lines = render.program_source(merged).splitlines()
-    for found in reversed(list(_PROGRAM_LINE.finditer(outcome.message))):
-        number = int(found[2])
-        if found[1] != merged.id or not 0 < number <= len(lines):
-            continue
-        owners = {int(k) for k in _MEMBER.findall(lines[number - 1])}
-        if len(owners) == 1 and owners <= set(range(count)):
-            return owners.pop()
-    return None
+    owners = batch.traced_members([outcome.message], merged, count, innermost=True)
+    return owners.pop() if owners else None
 
 
-def drop_failing_members(outcome: Outcome, stage: str, merged: Program, members: list, backend,
+def drop_failing_members(outcome: Outcome, raised: StageFailure, merged: Program, members: list, backend,
                           device: str) -> set[int]:
-    """Members of a batch that failed as a whole which can be pinned without bisecting it: their
-    outcomes are set and the caller retries the rest. Export names the members whose ranges it
-    refused; a traceback can end in one member's code; and when an export failed for neither
-    reason, a backend that can export alone exports each member alone (an export costs a
-    second, a compile many). A refused member that exports alone is refused only by the merge
+    """Members of a batch that failed as a whole (``outcome``: what ``raised`` says) which can be
+    pinned without bisecting it: their outcomes are set and the caller retries the rest. Export
+    names the members whose ranges it refused; a traceback can end in one member's code; and
+    when an export failed for neither reason, a backend that can export alone exports each
+    member alone (an export costs a second, a compile many). A refused member that exports alone is refused only by the merge
     (a guard built from another member's sizes): it is marked ``recheck``, for the pool to
     check on its own, never invalid. Any other failing member is only marked the suspect,
-    which the pool checks alone first."""
+    which the pool checks alone first: the one a traceback ends in, or the one whose loop nest
+    holds a C++ error in a kernel that did not compile (``raised.kernels``, ``faults``)."""
     rejected = rejected_members(outcome, len(members))
     blamed = blamed_member(outcome, merged, len(members))
+    if blamed is None and len(members) > 1:
+        blamed = faults.compile_error_member(outcome.message, raised.kernels)
     if not rejected and outcome.symptom == "invalid" and blamed is not None:
         rejected = {blamed}  # export refused the code of one member (a data-dependent guard)
     export = getattr(backend, "export", None)
@@ -85,7 +78,7 @@ def drop_failing_members(outcome: Outcome, stage: str, merged: Program, members:
             message = "export refused this range only inside a merged batch; alone it exports\n\n" + outcome.message
             alone, members[k].recheck = Outcome("export", "invalid", message), True
         members[k].outcome = alone
-    if not rejected and stage == "export" and export is not None:
+    if not rejected and raised.stage == "export" and export is not None:
         rejected = fail_export_alone(members, export, device)
     if not rejected and blamed is not None:
         members[blamed].suspect = True

@@ -23,7 +23,7 @@ from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
 from fuzzaoti.compile.assumptions import broken
-from fuzzaoti.workers import blame, directed
+from fuzzaoti.workers import blame, directed, faults
 from fuzzaoti.workers.placement import device_budget
 from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
@@ -54,7 +54,8 @@ class Refused:
 class _Member:
     """One case's state while a batch is checked."""
 
-    def __init__(self, case: Case, max_bytes: int | None = None):
+    def __init__(self, case: Case, max_bytes: int | None = None, index: int = 0):
+        self.index = index  # its position in the job (``faults`` notes members so)
         self.program = case.program
         self.runs = [(dict(env), seed) for env, seed in case.runs]
         self.max_bytes = max_bytes
@@ -214,7 +215,8 @@ def check_batch(job: Job, progress: Progress) -> BatchResult:
     device, backend = job.device, get_backend(job.backend)
     clock = StageClock(progress)
     max_bytes = job.max_bytes or device_budget(device)
-    members = [_Member(c, max_bytes) for c in job.cases]
+    members = [_Member(c, max_bytes, k) for k, c in enumerate(job.cases)]
+    faults.note_job()
     judged = [m for k, m in enumerate(members) if k not in job.exclude]
     clock("eager")
     try:
@@ -295,12 +297,13 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Prog
                 outcome = blame.failure(failure.stage, failure.error)
                 if len(members) == 1:
                     return blame.export_wrong(outcome, members[0].program, "") or outcome  # merge() leaves one program as is
-                dropped = blame.drop_failing_members(outcome, failure.stage, merged, members, backend, device)
+                dropped = blame.drop_failing_members(outcome, failure, merged, members, backend, device)
                 if not dropped:
                     return outcome
                 members = [m for k, m in enumerate(members) if k not in dropped]
                 if not members:
                     return None
+        faults.note_kernels(prepared.kernels, [m.index for m in members])
         directed.add_runs(members, prepared.assumptions, members[0].max_bytes, LATER)
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
@@ -382,7 +385,7 @@ class _Runner:
             return
         self.progress(member_stage("run", r, k, member.at(r)))
         try:
-            self._run({k: (inputs, None, None)})
+            self._run({k: (inputs, None, None)}, r)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "exception":
                 member.suspect, member.failed_run = True, r
@@ -412,7 +415,7 @@ class _Runner:
         announce("run")
         try:
             began = time.monotonic()
-            outputs = self._run(judged)
+            outputs = self._run(judged, r)
             self.run_s = time.monotonic() - began
         except Exception as exc:  # noqa: BLE001
             if big and symptom_of_exception(exc) == "oom":
@@ -435,11 +438,13 @@ class _Runner:
                 self._judge(self.members[k], r, outs, (None, *self.twins[k]) if k in self.twins else judged[k])
         return None
 
-    def _run(self, judged: dict[int, tuple]) -> list[list]:
-        """One call of the compiled batch (the ``judged`` members' inputs, the others' examples):
-        each member's outputs, then the inputs it wrote into (``Program.mutated_inputs``)."""
+    def _run(self, judged: dict[int, tuple], r: int) -> list[list]:
+        """One call of the compiled batch (the ``judged`` members' inputs of run ``r``, the
+        others' examples): each member's outputs, then the inputs it wrote into
+        (``Program.mutated_inputs``)."""
         import torch
 
+        faults.note_call(r, [self.members[k].index for k in judged])
         writes = [p.mutated_inputs() for p in self.programs]
         given = [judged[k][0] if k in judged else self.examples[k] for k in range(len(self.members))]
         fed = [fresh(inputs, writes[k]) for k, inputs in enumerate(given)]  # (copies of what it writes)
@@ -469,7 +474,7 @@ class _Runner:
         failing = set()
         for k in judged:
             try:
-                self._run({k: judged[k]})
+                self._run({k: judged[k]}, r)
             except Exception as exc:  # noqa: BLE001
                 if symptom_of_exception(exc) != "exception":
                     raise

@@ -289,11 +289,12 @@ class WorkerPool:
             batch.worker_s += seconds
             batch.troubled |= bool(parts)
             batch.blind |= blind
-            if outcomes is not None:
+            if outcomes is not None:  # (a member pinned by its fault has an outcome now and a part)
                 for index, outcome in zip(indices, outcomes):
                     if outcome is not None:
                         batch.results[index] = outcome
-                self.checked[k] += sum(o is not None for o in outcomes)
+                requeued = {indices[j] for part in parts for j in part.positions if j not in part.exclude}
+                self.checked[k] += sum(o is not None and i not in requeued for i, o in zip(indices, outcomes))
             if batch.cancelled:
                 parts = []
             self._requeue(batch, group, parts)
@@ -335,7 +336,9 @@ class WorkerPool:
                  package: str | None = None, exclude: tuple[int, ...] = (), stop_at: float | None = None,
                  alone: bool = False) -> tuple[list[Outcome | None] | None, list[_Part], float, bool]:
         """Check one group (shared configs) as one compile: its outcomes, or, when it failed as
-        a whole, the parts to check next (``_split``); the seconds it took; and whether it was
+        a whole, the parts to check next (``_split``), with the outcome of a member its worker's
+        fault pinned (``BatchResult.pinned``: found at once, its part confirms it compiled
+        alone); the seconds it took; and whether it was
         split blind, in halves (a bisection, whose compiles grow with the group, where a named
         suspect costs two whatever its size). Members the worker pinned without failing the
         group have no outcome yet (None) and a part of their own each; so do the ``exclude``d
@@ -376,6 +379,8 @@ class WorkerPool:
                 self.stats.bisections += 1
                 self.stats.bisect_causes[signature(result.batch)[:160]] += 1
         parts, blind = _split(result, judged, cases, exclude)
+        if result.pinned and result.suspect in judged:  # known to fail: a finding now, confirmed alone
+            return [result.batch if k == result.suspect else None for k in range(len(cases))], parts, seconds, blind
         return None, parts, seconds, blind
 
 
@@ -386,11 +391,16 @@ def _split(result, judged: list[int], cases: Sequence[Case], exclude: tuple[int,
     checked. When the suspect failed in a run, the group had compiled and loaded and the other
     members' runs had gone through its package: the rest is checked from that package again
     (``_Part.reload``), the suspect fed its examples there, as in every run but its own big
-    ones. A failure pinned on no member is halved, each half compiled afresh; a small group whose
-    worker died, member by member (``ALONE_AFTER_DEATH``); a death's parts hold the likeliest
-    culprits first (``death_order``), so with the queue's depth-first order a finding is stored
-    as soon as one member dies alone."""
+    ones. But where the worker died of a fault in the suspect's kernel code (``faulted``), that
+    code runs in every call, examples or not: the rest is compiled afresh without it, as it is
+    when a reloaded group dies in the code of a member it set aside. A failure pinned on no
+    member is halved, each half compiled afresh; a small group whose worker died, member by
+    member (``ALONE_AFTER_DEATH``); a death's parts hold the likeliest culprits first
+    (``death_order``), so with the queue's depth-first order a finding is stored as soon as one
+    member dies alone."""
     size = len(cases)
+    if result.faulted and result.suspect in exclude:
+        return [_Part(list(judged))], False
     suspect = result.suspect if result.suspect in judged else None
     if suspect is None and len(judged) == 1:
         suspect = judged[0]
@@ -398,7 +408,7 @@ def _split(result, judged: list[int], cases: Sequence[Case], exclude: tuple[int,
         rest = [k for k in judged if k != suspect]
         if not rest:
             return [_Part([suspect])], False
-        if result.batch.stage in ("run", "compare"):
+        if result.batch.stage in ("run", "compare") and not result.faulted:
             return [_Part([suspect]), _Part(list(range(size)), tuple(sorted({*exclude, suspect})))], False
         return [_Part([suspect]), _Part(rest)], False
     if result.batch.symptom in _DEATHS:  # the likeliest culprits first, in the first half

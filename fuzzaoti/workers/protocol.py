@@ -70,6 +70,8 @@ class BatchResult:
     batch: Outcome | None = None
     cases: tuple[Outcome, ...] | None = None
     suspect: int | None = None
+    faulted: bool = False  # the worker died of a fault in the suspect's kernel code (``faults``)...
+    pinned: bool = False  # ...running its own run: the suspect is known to fail
     recheck: tuple[int, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
     coverage: dict[str, list[int]] = field(default_factory=dict)
@@ -92,7 +94,8 @@ class BatchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"batch": _dict(self.batch),
                 "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
-                "suspect": self.suspect, "recheck": list(self.recheck), "seconds": dict(self.seconds),
+                "suspect": self.suspect, "faulted": self.faulted, "pinned": self.pinned,
+                "recheck": list(self.recheck), "seconds": dict(self.seconds),
                 "coverage": dict(self.coverage)}
 
     @classmethod
@@ -100,7 +103,8 @@ class BatchResult:
         cases = data.get("cases")
         return cls(batch=_outcome(data.get("batch")),
                    cases=tuple(_outcome(o) for o in cases) if cases is not None else None,
-                   suspect=data.get("suspect"), recheck=tuple(data.get("recheck") or ()),
+                   suspect=data.get("suspect"), faulted=bool(data.get("faulted")),
+                   pinned=bool(data.get("pinned")), recheck=tuple(data.get("recheck") or ()),
                    seconds=dict(data.get("seconds") or {}), coverage=dict(data.get("coverage") or {}))
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import WorkerDied
+from fuzzaoti.workers import faults
 from fuzzaoti.workers.protocol import BatchResult, Job, announced_run, parse_stage
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
@@ -66,6 +67,8 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     from fuzzaoti.workers.protocol import Job
 
     compat.set_default_cxx()
+    if config.device == "cpu":  # (a GPU's faults surface at a later call, not where they were)
+        faults.enable(notes_path(stderr_path))
     try:
         canaries.install(config.canary)
     except Exception as exc:  # noqa: BLE001 - report, then exit: the parent shows it
@@ -112,10 +115,7 @@ class Worker:
     def _adopt(self, spare: Worker) -> None:
         """Take over ``spare``'s started process (and its stderr file)."""
         self.kill()
-        try:
-            os.unlink(self.stderr_path)
-        except OSError:
-            pass
+        _remove_files(self.stderr_path)
         self.process, self._buffer, self.stderr_path = spare.process, spare._buffer, spare.stderr_path
         spare.process, spare.closed = None, True
         self.restarts += 1
@@ -162,10 +162,7 @@ class Worker:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
-        try:
-            os.unlink(self.stderr_path)
-        except OSError:
-            pass
+        _remove_files(self.stderr_path)
 
     # ---- one batch -------------------------------------------------------------------------
     def check(self, job: Job) -> BatchResult:
@@ -198,16 +195,34 @@ class Worker:
             symptom = "timeout" if kind == "timeout" else "crash"
             message = (f"no answer within {timeout:.0f} s" if kind == "timeout" else payload)
             self.kill()
-            stage, run, member = parse_stage(announced)  # a death in one member's big run names it...
-            where = {}
-            if member is not None and 0 <= member < len(job.cases) and 0 <= run < len(job.cases[member].runs):
-                env, seed = job.cases[member].runs[run]  # ...and the run it died in
-                where = {"env": dict(env), "seed": seed}
-            elif member is not None and (directed := announced_run(announced)) is not None:
-                where = directed  # (a directed run: its parent's case does not hold it)
-            outcome = Outcome(stage=stage, symptom=symptom, message=message,
-                              stderr=self._stderr_since(offset), runs_checked=0, **where)
-            return BatchResult(batch=outcome, suspect=member, seconds={symptom: time.monotonic() - started})
+            return self._death(job, announced, symptom, message, offset, started)
+
+    def _death(self, job: Job, announced: str, symptom: str, message: str, offset: int,
+               started: float) -> BatchResult:
+        """The batch outcome of a worker that died (or hung) while in stage ``announced``. A
+        death in one member's big run names that member and the run. A fault in a CPU kernel's
+        loop nest of one member's nodes names that member (``faults``), and pins it where the
+        call fed it its own run: the pool stores that as found at once, and confirms it alone."""
+        stage, run, member = parse_stage(announced)
+        stderr = self._stderr_since(offset)
+        site = faults.site_of_death(stderr, notes_path(self.stderr_path)) if symptom == "crash" else None
+        faulted = site.member if site is not None and stage in ("run", "compare") else None
+        if faulted is not None and (faulted >= len(job.cases) or member not in (None, faulted)):
+            faulted = None
+        pinned = faulted is not None and site.pinned
+        if site is not None:
+            message += "\n" + site.describe(merged=len(job.cases) > 1)
+        if pinned:
+            member, run = faulted, site.run
+        where = {}
+        if member is not None and 0 <= member < len(job.cases) and run is not None and 0 <= run < len(job.cases[member].runs):
+            env, seed = job.cases[member].runs[run]  # the run it died in
+            where = {"env": dict(env), "seed": seed}
+        elif member is not None and (directed := announced_run(announced)) is not None:
+            where = directed  # (a directed run: its parent's case does not hold it)
+        outcome = Outcome(stage=stage, symptom=symptom, message=message, stderr=stderr, runs_checked=0, **where)
+        return BatchResult(batch=outcome, suspect=member if faulted is None else faulted, faulted=faulted is not None,
+                           pinned=pinned, seconds={symptom: time.monotonic() - started})
 
     def _receive(self, timeout: float) -> tuple[str, Any]:
         """The next message, ``("timeout", None)``, or ``("died", how)`` if the pipe closed."""
@@ -241,6 +256,19 @@ class Worker:
         if result.fatal(self.config.device):
             self.kill()
         return result
+
+
+def notes_path(stderr_path: str) -> str:
+    """The worker's ``faults`` notes file, beside its stderr file (and named by the same pid)."""
+    return stderr_path.removesuffix(".stderr") + ".notes"
+
+
+def _remove_files(stderr_path: str) -> None:
+    for path in (stderr_path, notes_path(stderr_path)):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _describe_exit(code: int | None) -> str:

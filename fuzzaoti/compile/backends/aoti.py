@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from fuzzaoti import compat
-from fuzzaoti.compile import assumptions, render
+from fuzzaoti.compile import assumptions, merge, render
 from fuzzaoti.coverage import record
-from fuzzaoti.compile.backends.base import Prepared, Progress, inductor_options, save_ranges, saved_ranges, stage
+from fuzzaoti.compile.backends.base import (Prepared, Progress, StageFailure, inductor_options, save_ranges,
+                                            saved_ranges, stage)
 from fuzzaoti.model.program import Program
 
 
@@ -41,15 +43,47 @@ class AotiBackend:
         if saved is None:
             ep = stage("export", progress, lambda: self.export(namespace, example))
             configs = inductor_options(program)
-            with record.tracing():  # (recording only in a worker started to: WorkerConfig.coverage)
-                path, guards = stage("compile", progress, lambda: compat.aoti_compile_noting_guards(ep, path, configs))
+            # (recording lines only in a worker started to: WorkerConfig.coverage)
+            with record.tracing(), compat.cpp_kernel_nests() as nests:
+                try:
+                    path, guards = stage("compile", progress,
+                                         lambda: compat.aoti_compile_noting_guards(ep, path, configs))
+                except StageFailure as failure:
+                    failure.kernels = kernel_members(nests, program)
+                    raise
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
+            kernels = kernel_members(nests, program)
         loaded = stage("load", progress, lambda: self.load(path, program, namespace, device))
         if saved is None:
             ranges, sizes, strides = compat.exported_ranges(ep), compat.exported_sizes(ep), compat.exported_strides(ep)
             assumptions.save(path + ".assumptions.json", assumed)
-            save_ranges(path + ".ranges.json", ranges, sizes, strides)
+            with open(path + ".kernels.json", "w") as f:
+                json.dump(kernels, f)
+            save_ranges(path + ".ranges.json", ranges, sizes, strides)  # (last: the package is whole)
         else:
             (ranges, sizes, strides), assumed = saved, assumptions.load(path + ".assumptions.json")
+            kernels = _saved_kernels(path + ".kernels.json")
         return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed, sizes=sizes,
-                        strides=strides)
+                        strides=strides, kernels=kernels)
+
+
+def kernel_members(nests: dict[str, list[list[list[str]]]], program: Program) -> dict[str, list[list[int]]]:
+    """For each C++ kernel Inductor defined (``compat.cpp_kernel_nests``), the members of the
+    merged ``program`` each of its loop nests computes nodes of (a kernel defined for several
+    groups of nodes of one source: the members of all of them, nest by nest)."""
+    count, source = merge.member_count(program), render.program_source(program).splitlines()
+    found: dict[str, list[list[int]]] = {}
+    for name, groups in nests.items():
+        if len({len(group) for group in groups}) != 1:
+            continue
+        found[name] = [sorted(set().union(*(merge.traced_members(group[k], program, count, source=source)
+                                             for group in groups))) for k in range(len(groups[0]))]
+    return found
+
+
+def _saved_kernels(path: str) -> dict[str, list[list[int]]]:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}

@@ -42,6 +42,9 @@ class StageFailure(Exception):
         super().__init__(f"{stage}: {type(error).__name__}: {error}")
         self.stage = stage
         self.error = error
+        # of a compile: the C++ kernels defined by then, as ``Prepared.kernels`` (whose code an
+        # error in a kernel's source is, ``workers.faults.compile_error_member``)
+        self.kernels: Mapping[str, list[list[int]]] = {}
 
 
 Ranges = Mapping[tuple[int, int], tuple[int, int | None]]
@@ -60,6 +63,8 @@ class Prepared:
     assumptions: tuple = ()  # ``compile.assumptions.Assumption``s: size guards the package never checks
     sizes: Sizes = field(default_factory=dict)  # each symbolic axis's expression (``compat.exported_sizes``)
     strides: Sizes = field(default_factory=dict)  # each input axis's stride (``compat.exported_strides``)
+    # each C++ kernel's loop nests as the members whose nodes they compute (``aoti.kernel_members``)
+    kernels: Mapping[str, list[list[int]]] = field(default_factory=dict)
 
     def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0,
                 strides: list[tuple[int, ...]] | None = None) -> bool:
