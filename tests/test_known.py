@@ -22,14 +22,6 @@ from fuzzaoti.workers.protocol import Job
 KNOWN = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "fuzzaoti", "corpus", "known", "*.json")))
 
 
-def _xdist() -> bool:
-    try:
-        import xdist  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _device(path):
     return load_entry(path).device
 
@@ -74,11 +66,8 @@ def test_every_known_case_does_what_its_entry_says_for_this_torch(tmp_path, devi
     word = {"fail": "xfailed", "pass": "passed", "unknown": "skipped"}
     expected = collections.Counter(word[expected_result(load_entry(p), torch.__version__)]
                                    for p in KNOWN if _device(p) == device)
-    # (each case a compile of its own: over two processes where xdist and two cores are there)
-    spread = ["-n", "2"] if _xdist() and device == "cpu" and (os.cpu_count() or 1) >= 2 else []
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "--fuzzaoti-known",
-                           "--fuzzaoti-device", device, *spread], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=1800)
+                           "--fuzzaoti-device", device], cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     last = done.stdout.strip().splitlines()[-1]
     counts = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", last) if word != "warnings"}
     assert done.returncode == 0 and counts == dict(expected), done.stdout[-6000:]
