@@ -497,7 +497,7 @@ extern "C"  void  cpp_fused_mul_1(const float* in_ptr0)
     assert _place_in(source, 5) == ("cpp_fused_add_0", None, 2)  # (in the body, in no loop nest)
     assert _place_in(source, 18) == ("cpp_fused_mul_1", None, 0)
     assert _place_in(source, 1) is None
-    site = Site("cpp_fused_add_0", 9, (3,), True, 1, (0, 3))
+    site = Site("cpp_fused_add_0", 9, (3,), 1, (0, 3))
     assert (site.member, site.pinned) == (3, True)
-    assert not Site("cpp_fused_add_0", 9, (3,), True, 1, (0,)).pinned  # (fed its examples)
-    assert Site("cpp_fused_add_0", 9, (0, 3), False, 1, (0, 3)).member is None
+    assert not Site("cpp_fused_add_0", 9, (3,), 1, (0,)).pinned  # (fed its examples)
+    assert Site("cpp_fused_add_0", 9, (0, 3), 1, (0, 3)).member is None  # (a kernel of two, its nest unknown)

@@ -16,10 +16,11 @@ So a worker on the CPU knows three things its parent reads when it dies:
 
 The parent maps the offset to a line of the kernel's source with ``addr2line`` (AOTI builds
 with line tables), the line to its loop nest by the kernel's braces, and the nest to its
-members. A death whose nest is one member's, fed its own run, is that member's finding at
-once (the pool still compiles it alone to confirm it). Where any step is missing (no compiler
-for the handler, no ``addr2line``, a kernel of another shape, a GPU, whose faults surface
-asynchronously) nothing is pinned and the pool bisects as before.
+members. A death in a nest of one member's (or in a kernel all of whose nests are one
+member's), fed its own run, is that member's finding at once (the pool still compiles it
+alone to confirm it). Where any step is missing (no compiler for the handler, no
+``addr2line``, a kernel of another shape, a GPU, whose faults surface asynchronously) nothing
+is pinned and the pool bisects as before.
 """
 
 from __future__ import annotations
@@ -156,14 +157,14 @@ class Site:
     kernel: str
     line: int
     members: tuple[int, ...]
-    nest_known: bool
     run: int | None
     fed: tuple[int, ...]
 
     @property
     def member(self) -> int | None:
-        """The one member whose code faulted, when the nest is known to be that member's alone."""
-        return self.members[0] if self.nest_known and len(self.members) == 1 else None
+        """The one member whose code faulted: the nest's, or the kernel's where the nest is
+        unknown and every nest of the kernel is that member's."""
+        return self.members[0] if len(self.members) == 1 else None
 
     @property
     def pinned(self) -> bool:
@@ -177,7 +178,7 @@ class Site:
         if not merged:
             return f"the fault was in kernel {self.kernel}{where}"
         whose = (f"a loop nest of member {self.member}'s nodes" if self.member is not None
-                 else f"code of members {', '.join(map(str, self.members))}")
+                 else f"a kernel of members {', '.join(map(str, self.members))}")
         return f"the fault was in kernel {self.kernel}{where}, {whose} of a merged batch"
 
 
@@ -202,7 +203,7 @@ def site_of_death(stderr: str, notes_path: str) -> Site | None:
         return None
     known = block is not None and blocks == len(nests)
     members = nests[block] if known else sorted({k for nest in nests for k in nest})
-    return Site(kernel, line, tuple(members), known, call.get("run"), tuple(call.get("fed") or ()))
+    return Site(kernel, line, tuple(members), call.get("run"), tuple(call.get("fed") or ()))
 
 
 _COMPILE_ERROR = re.compile(r"(/[^\s:'\"]+\.kernel\.cpp):(\d+):\d+: error")
