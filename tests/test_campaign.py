@@ -427,3 +427,36 @@ def test_a_draw_short_of_a_batch_waits_for_the_next_draw_of_its_config_set(tmp_p
         flight = campaign._submit(Pool(), second, b"two")
     assert flight.choices == [b"one", b"two"] and len(submitted[0]) == 8 == len(set(submitted[0]))
     assert campaign.counts.repeats == 3
+
+
+def test_a_new_campaign_ramps_its_batches_up_from_a_few_programs_to_the_adaptive_size(tmp_path, five_op_program):
+    # the first batches are 4 then 8 programs (a first result within the first minute, and one
+    # soon after it), then the adaptive size; a resumed campaign or a fixed --batch-size never ramps
+    from fuzzaoti.campaign import Campaign, CampaignSettings
+    from fuzzaoti.model.case import Case
+    from fuzzaoti.model.program import DimSpec
+
+    class Pool:
+        def submit(self, drawn, alone=(), stop_at=None):
+            submitted.append(len(drawn))
+
+    def cases(k):
+        return [Case(five_op_program.with_(dims=(five_op_program.dim["b"], DimSpec("n", 2, 100 * k + m, 9))),
+                     (((("b", 3), ("n", 7)), 0),)) for m in range(40)]
+
+    def sizes(**settings):
+        with Corpus.open(str(tmp_path / f"{len(settings)}.db"), create=True) as corpus:
+            campaign = Campaign(corpus, CampaignSettings(backend="fake", minutes=60, **settings))
+            campaign.started = time.monotonic()
+            adaptive = campaign.batching.of("default").size
+            for k in range(4):
+                flight = campaign._submit(Pool(), cases(k), None)
+                campaign.in_flight.append(flight)  # (queued: the next batch is not a campaign's first)
+        return adaptive
+
+    submitted = []
+    adaptive = sizes()
+    assert adaptive == 16 and submitted == [4, 8, 16, 16]
+    submitted.clear()
+    sizes(batch_size=12)
+    assert submitted == [12] * 4

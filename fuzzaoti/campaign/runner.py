@@ -47,9 +47,12 @@ from fuzzaoti.workers.worker import WorkerConfig
 
 PROGRESS_EVERY_S = 5.0
 WAITING_EVERY_S = 30.0  # progress while one batch takes long (a large compile, a bisection)
-#: the first batch of a campaign (not resumed), whatever the adaptive size: on the 2-core CPU a
-#: first batch of 4 was done 13 to 15 s after the start (scripts/bench_throughput.py's cold
-#: start), of 16 21 s, while the naive one-compile-a-program loop's first program took 11 s
+#: the first batch of a campaign (not resumed), whatever the adaptive size; each next one is
+#: twice its size until the adaptive size is reached (4, 8, then 16 on the CPU). On the 2-core
+#: CPU a first batch of 4 was done 13 to 15 s after the start (scripts/bench_throughput.py's
+#: cold start), of 16 21 s, while the naive one-compile-a-program loop's first program took
+#: 11 s; a second batch of 8 was done about 4 s sooner than one of 16 (index-wild's findings
+#: in the second batch, scripts/bench_first_finding.py)
 FIRST_BATCH = 4
 GRACE_S = 60.0  # past --minutes, groups being checked get this long before the campaign ends without them
 # (after half of it their workers answer with the runs done: a group compiled just before the
@@ -86,6 +89,7 @@ class Campaign:
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
+        self.ramped = 0  # batches submitted under _ramp_cap's cap; -1 once ramped up
         self._held: dict[str, tuple[list[Case], list[bytes]]] = {}  # per config set: a short draw, its choices
 
     @classmethod
@@ -258,9 +262,9 @@ class Campaign:
         configs = configs_label(drawn[0].program.configs)  # a batch shares its configs
         size = self.batching.of(configs).size
         fits = self.batching.fitting(configs, self._seconds_left() - self._queued_seconds())
-        first = not self.settings.batch_size and not self.counts.batches and not self.in_flight
-        if first:
-            fits = min(fits, FIRST_BATCH)  # a first result early (it teaches the adaptive size nothing)
+        ramp = self._ramp_cap(size)
+        if ramp is not None:
+            fits = min(fits, ramp)  # a first result early (it teaches the adaptive size nothing)
         drawn = [c for c in drawn if in_shard(c.program.id, self.settings.shard, self.settings.shards)]
         held, held_choices = self._held.pop(configs, ([], []))
         seen = self.submitted | {c.program.id for c in held}
@@ -272,15 +276,31 @@ class Campaign:
         if get_profile(self.settings.profile).big_sizes:  # (the large profile: in the small one, it
             drawn = crossing_first(drawn)  # would only crowd batches with index arithmetic past 2**31)
         picked = self.quarantine.sort([c.program for c in drawn], fits)
-        if len(picked.chosen) < fits and not held and not first:  # short: wait for one more draw
+        if len(picked.chosen) < fits and not held and ramp is None:  # short: wait for one more draw
             self._held[configs] = (drawn, choices_of)
             return None
         self.counts.quarantined += picked.set_aside
         drawn = [drawn[i] for i in picked.chosen]
         self.submitted.update(c.program.id for c in drawn)
+        self.ramped += ramp is not None
         stop_at = time.time() + self._deadline() + GRACE_S / 2 - time.monotonic()  # (workers' clock: wall time)
         return InFlight(pool.submit(drawn, alone=picked.alone, stop_at=stop_at if stop_at < float("inf") else None),
                          drawn, choices_of, configs, size, time.monotonic())
+
+    def _ramp_cap(self, size: int) -> int | None:
+        """The most programs the next batch may hold while a new campaign ramps up (``FIRST_BATCH``,
+        doubled for each batch after it, while under the adaptive ``size``); None once ramped, in
+        a resumed campaign or under a fixed --batch-size."""
+        if self.settings.batch_size or self.ramped < 0:
+            return None
+        if self.ramped == 0 and (self.counts.batches or self.in_flight):  # resumed: ramped before
+            self.ramped = -1
+            return None
+        cap = FIRST_BATCH << self.ramped
+        if cap >= size:
+            self.ramped = -1
+            return None
+        return cap
 
     def _queued_seconds(self) -> float:
         """Estimated seconds until the workers are done with the batches in flight: their
