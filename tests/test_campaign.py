@@ -26,9 +26,9 @@ def test_a_worker_dying_mid_case_is_a_finding_and_the_campaign_goes_on(tmp_path,
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
         crashes = [f for f in corpus.findings() if f.symptom == "crash"]
-    assert campaign["status"] == "finished" and campaign["batches"] == 4
+    assert campaign.status == "finished" and campaign.counts["batches"] == 4
     assert crashes and "SIGABRT" in crashes[0].message
-    assert campaign["worker_restarts"] >= 1
+    assert campaign.counts["worker_restarts"] >= 1
 
 
 def _wait_for(predicate, timeout=120.0):
@@ -71,8 +71,8 @@ def test_sigkill_keeps_every_stored_finding_and_resume_continues(tmp_path):
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
         kept = [f.id for f in corpus.findings()]
-    assert campaign["status"] == "running" and {1, 2} <= set(kept)
-    batches = campaign["batches"]
+    assert campaign.status == "running" and {1, 2} <= set(kept)
+    batches = campaign.counts["batches"]
 
     # 12 s: the pool's start counts in them (its workers importing torch took 2.7 s of 2 busy cores)
     result = subprocess.run([sys.executable, "-m", "fuzzaoti.cli", "fuzz", "--resume", "1", "--minutes", "0.2",
@@ -81,7 +81,7 @@ def test_sigkill_keeps_every_stored_finding_and_resume_continues(tmp_path):
     assert "campaign 1 resumed" in result.stdout
     with Corpus.open(db) as corpus:
         (campaign,) = corpus.campaigns()
-    assert campaign["status"] == "finished" and campaign["batches"] > batches
+    assert campaign.status == "finished" and campaign.counts["batches"] > batches
 
 
 def test_resume_unknown_campaign_is_a_one_line_error(tmp_path):
@@ -128,11 +128,11 @@ def test_two_campaigns_write_one_corpus_at_the_same_time(tmp_path):
     with Corpus.open(db) as corpus:
         campaigns = corpus.campaigns()
         findings = list(corpus.findings())
-    assert [c["status"] for c in campaigns] == ["finished", "finished"]
-    assert all(c["batches"] == 12 for c in campaigns)
+    assert [c.status for c in campaigns] == ["finished", "finished"]
+    assert all(c.counts["batches"] == 12 for c in campaigns)
     signatures = [f.signature for f in findings]
     assert findings and len(signatures) == len(set(signatures))  # one finding per bug across both
-    assert sum(f.hits for f in findings) == sum(c["failures"] for c in campaigns)
+    assert sum(f.hits for f in findings) == sum(c.counts["failures"] for c in campaigns)
 
 
 def test_the_batch_queued_ahead_counts_from_when_the_workers_began_it(tmp_path):
@@ -224,7 +224,7 @@ def test_a_campaign_ends_at_its_deadline_even_while_a_batch_hangs(tmp_path, fake
     fake_fault("*:hang")
     counts, lines, row, took = _six_second_campaign(tmp_path, monkeypatch, 2.0, batch_size=4, run_timeout=120)
     assert took < 60, lines
-    assert row["status"] == "finished" and counts.programs == 0
+    assert row.status == "finished" and counts.programs == 0
     assert any("deadline: 4 of the batch's 4 programs left unchecked" in line for line in lines), lines
 
 
@@ -240,7 +240,7 @@ def test_a_batch_hypothesis_cannot_draw_is_a_clear_error_not_a_stall(tmp_path):
         with pytest.raises(InvalidArgument, match="more than Hypothesis can draw as one example"):
             campaign.run()
         (row,) = corpus.campaigns()
-    assert row["status"] == "interrupted"
+    assert row.status == "interrupted"
 
 
 def test_the_timeline_marks_what_each_batch_left_checked(tmp_path):
@@ -275,7 +275,7 @@ def test_a_campaign_keeps_its_slowest_compiled_run_as_a_check_file(tmp_path, mon
     (tmp_path / "slow.json").write_text(printed.output)
     case = read_case_file(str(tmp_path / "slow.json"))
     with Corpus.open(db) as corpus:
-        stored = json.loads(corpus.campaigns()[0]["slowest"])
+        stored = corpus.campaigns()[0].slowest
     assert case.run_dicts() == stored["runs"] and stored["compiled_s"] >= 0 and stored["eager_s"] >= 0
     monkeypatch.delenv("FUZZAOTI_KEEP_BYTES")  # (small runs: none timed)
     CliRunner().invoke(main, ["fuzz", "--backend", "fake", "--max-batches", "1", "--batch-size", "1",

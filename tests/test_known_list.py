@@ -60,7 +60,7 @@ def test_a_campaign_stores_matching_failures_as_known(tmp_path, fake_fault):
         findings = list(corpus.findings())
         (campaign,) = corpus.campaigns()
     assert findings and all(f.status == "known" and f.known_note == "upstream#42" for f in findings)
-    assert campaign["new_findings"] == 0
+    assert campaign.counts["new_findings"] == 0
 
 
 def test_known_command_marks_stored_findings(tmp_path, fake_fault):

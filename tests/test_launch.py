@@ -52,11 +52,11 @@ def test_a_two_task_launch_runs_both_and_merges_them(tmp_path, fake_fault):
     for path in shards:
         with Corpus.open(path) as shard:
             (campaign,) = shard.campaigns()
-            assert campaign["status"] == "finished" and campaign["batches"] == 3
+            assert campaign.status == "finished" and campaign.counts["batches"] == 3
             for f in shard.findings():
                 hits[f.signature] = hits.get(f.signature, 0) + f.hits
     with Corpus.open(str(out / "merged.db")) as merged:
-        assert sorted(c["origin"] for c in merged.campaigns()) == shards
+        assert sorted(c.origin for c in merged.campaigns()) == shards
         assert {f.signature: f.hits for f in merged.findings()} == hits and hits
     merge_corpora(shards, str(out / "merged.db"), lambda line: None)  # again: nothing changes
     with Corpus.open(str(out / "merged.db")) as merged:
@@ -89,7 +89,7 @@ def test_resume_starts_again_only_the_task_that_was_killed_and_it_resumes_its_ow
     assert (out / "shard-0.db").stat().st_mtime_ns == before  # the finished task was left alone
     with Corpus.open(str(out / "shard-1.db")) as shard:
         (campaign,) = shard.campaigns()  # its own campaign resumed, not a fresh one
-        assert campaign["status"] == "finished" and campaign["batches"] == 2
+        assert campaign.status == "finished" and campaign.counts["batches"] == 2
     assert "campaign 1 resumed" in (out / "shard-1.log").read_text()
     again = CliRunner().invoke(main, ["launch", "--resume", "--corpus-dir", str(out)], catch_exceptions=False)
     assert "every task of" in again.output and "nothing to resume" in again.output

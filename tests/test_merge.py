@@ -42,7 +42,7 @@ def _shard(path, signatures, hits=1, shrunk=None, status=None):
 
 def _summary(path):
     with Corpus.open(path) as corpus:
-        return ([(c["programs"], c["origin"]) for c in corpus.campaigns()],
+        return ([(c.counts["programs"], c.origin) for c in corpus.campaigns()],
                 {f.signature: (f.hits, f.status) for f in corpus.findings()})
 
 
@@ -59,7 +59,7 @@ def test_a_finding_hit_in_two_shards_is_one_with_the_sum_of_their_hits(tmp_path)
         both = next(f for f in corpus.findings() if f.signature == "run/crash/both")
         assert [n.op for n in both.case.program.nodes] == ["neg"]  # the smaller shrunk program wins
         assert both.triage == {"aoti": RungResult(Verdict.FAILS_SAME)} and both.known_note == "pytorch#1"
-        assert {f.campaign_id for f in corpus.findings()} <= {c["id"] for c in corpus.campaigns()}
+        assert {f.campaign_id for f in corpus.findings()} <= {c.id for c in corpus.campaigns()}
 
 
 def test_merging_a_shard_again_changes_nothing_but_what_it_gained(tmp_path):

@@ -147,10 +147,10 @@ def test_a_campaign_quarantines_the_programs_of_a_bug_it_found(tmp_path, fake_fa
     # (with what else the shrink had no time to drop under load: module-state, a config)
     lines = [line for line in output.splitlines() if "quarantine: programs with {" in line]
     assert lines and trigger in lines[0].split("{", 1)[1].split("}")[0].split(", "), output[-2000:]
-    assert campaign["quarantined"] > 0
+    assert campaign.counts["quarantined"] > 0
     # with every quarantined program still checked (alone), the same bug keeps being hit
     _, unquarantined, hit_again = _campaign(tmp_path, 1)
-    assert unquarantined["quarantined"] == 0
+    assert unquarantined.counts["quarantined"] == 0
     assert hit_again.hits > finding.hits
 
 

@@ -46,5 +46,5 @@ def test_a_two_task_slurm_array_runs_real_aoti_campaigns_and_merges_them(slurm, 
     assert "(slurm)" in done.output and "all tasks completed" in done.output
     with Corpus.open(str(out / "merged.db")) as merged:
         campaigns = merged.campaigns()
-    assert sorted(c["origin"] for c in campaigns) == [str(out / f"shard-{k}.db") for k in range(2)]
-    assert all(c["status"] == "finished" and c["backend"] == "aoti" and c["programs"] > 0 for c in campaigns)
+    assert sorted(c.origin for c in campaigns) == [str(out / f"shard-{k}.db") for k in range(2)]
+    assert all(c.status == "finished" and c.backend == "aoti" and c.counts["programs"] > 0 for c in campaigns)

@@ -320,27 +320,37 @@ def test_a_worker_killed_in_a_big_run_names_its_member_and_the_rest_is_reloaded(
     assert not os.path.exists(packages)
 
 
-def test_stage_announcements_name_the_member_of_a_big_run():
-    from fuzzaoti.workers.protocol import member_stage, parse_stage
+def test_stage_announcements_name_the_member_of_a_big_run_and_cross_the_pipe_as_data():
+    import json
 
-    assert parse_stage(member_stage("big-run", 3, 5)) == ("run", 3, 5)
-    assert parse_stage(member_stage("big-eager", 0, 12)) == ("eager", 0, 12)
-    assert parse_stage("compare 2") == ("compare", None, None)
-    assert parse_stage("compile") == ("compile", None, None)
+    from fuzzaoti.workers.protocol import Announcement
+
+    def sent(a):  # as the worker's pipe carries it
+        return Announcement.from_dict(json.loads(json.dumps(a.to_dict())))
+
+    big = sent(Announcement("big-run", 3, 5))
+    assert (big.stage, big.run, big.member, big.spoken()) == ("run", 3, 5, "big-run 3 of member 5")
+    assert sent(Announcement("big-eager", 0, 12)).stage == "eager"
+    assert sent(Announcement("compare", 2)).spoken() == "compare 2" and Announcement("compile").spoken() == "compile"
+    with pytest.raises(ValueError, match="unknown outcome stage 'bigrun'"):
+        Announcement("bigrun", 3, 5).stage
 
 
 def test_a_directed_run_is_announced_with_its_sizes_and_a_death_there_is_pinned_on_them(fake_fault, monkeypatch):
     # the parent's case does not hold a run the worker added after the compile (workers.directed):
     # its announcement carries env and seed, so the crash it causes is stored at that run
-    from fuzzaoti.workers.protocol import announced_run, member_stage, parse_stage, spoken
+    import json
+
+    from fuzzaoti.workers.protocol import Announcement
 
     from fuzzaoti.check.assumption import Assumption
 
     broke = Assumption("d0 <= 8", "w.py:1", "f")
-    announced = member_stage("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": [broke.to_data()]})
-    assert parse_stage(announced) == ("run", 17, 5) and spoken(announced) == "big-run 17 of member 5"
-    assert announced_run(announced) == {"env": {"d0": 2**30}, "seed": 7, "assumptions": (broke,)}
-    assert announced_run(member_stage("big-run", 3, 5)) is None
+    announced = Announcement("big-run", 17, 5, {"env": {"d0": 2**30}, "seed": 7, "broke": [broke.to_data()]})
+    announced = Announcement.from_dict(json.loads(json.dumps(announced.to_dict())))
+    assert announced.spoken() == "big-run 17 of member 5"
+    assert announced.directed_run() == {"env": {"d0": 2**30}, "seed": 7, "assumptions": (broke,)}
+    assert Announcement("big-run", 3, 5).directed_run() is None
     monkeypatch.setenv("FUZZAOTI_FAKE_ASSUME", "{d} <= 8")
     fake_fault("abs:crash-large")  # aborts from size 64 (fake.LARGE): only the far directed run gets there
     from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program

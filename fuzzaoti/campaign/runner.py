@@ -100,15 +100,14 @@ class Campaign:
         Hypothesis is re-seeded with the stored seed and the number of batches already done,
         so the resumed run draws fresh batches rather than repeating the first ones.
         """
-        row = corpus.campaign(campaign_id)
-        refuse_if_alive(row)
-        stored = json.loads(row["settings"])
-        known = {k: v for k, v in stored.items() if k in CampaignSettings.__dataclass_fields__}
+        stored = corpus.campaign(campaign_id)
+        refuse_if_alive(stored)
+        known = {k: v for k, v in stored.settings.items() if k in CampaignSettings.__dataclass_fields__}
         if minutes is not None:
             known["minutes"] = minutes
         campaign = cls(corpus, CampaignSettings(**known), echo, resume_id=campaign_id)
-        campaign.counts = Counts(**{k: row[k] or 0 for k in Counts().stored()})
-        campaign.slowest = SlowestRun(row.get("slowest"))
+        campaign.counts = Counts(**{k: stored.counts.get(k, 0) for k in Counts().stored()})
+        campaign.slowest = SlowestRun(stored.slowest)
         return campaign
 
     # ---- phases ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from fuzzaoti.check.outcome import Outcome
+from fuzzaoti.corpus.campaign_record import CampaignRecord
 from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.case import Case, Run
 
@@ -21,8 +22,8 @@ from fuzzaoti.model.case import Case, Run
 class SlowestRun:
     """The slowest compiled big run seen so far, as ``{"program", "runs", "compiled_s", "eager_s"}``."""
 
-    def __init__(self, stored: str | None = None):
-        self.case: dict[str, Any] | None = json.loads(stored) if stored else None  # (a resumed campaign's)
+    def __init__(self, stored: dict[str, Any] | None = None):
+        self.case: dict[str, Any] | None = stored  # (a resumed campaign's)
         self.changed = False
 
     def add(self, case: Case, outcome: Outcome) -> None:
@@ -61,11 +62,11 @@ def _seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds:.2g} s"
 
 
-def stored_case(campaigns: list[dict], campaign_id: int) -> str:
+def stored_case(campaigns: list[CampaignRecord], campaign_id: int) -> str:
     """Campaign ``campaign_id``'s slowest run as a ``fuzzaoti check`` file (``stats --slowest``)."""
-    row = next((c for c in campaigns if c["id"] == campaign_id), None)
-    if row is None:
+    campaign = next((c for c in campaigns if c.id == campaign_id), None)
+    if campaign is None:
         raise InvalidArgument(f"no campaign {campaign_id} in this corpus")
-    if not row.get("slowest"):
+    if campaign.slowest is None:
         raise InvalidArgument(f"campaign {campaign_id} timed no big run (a large profile's run past a crossing)")
-    return json.dumps(json.loads(row["slowest"]), indent=1)
+    return json.dumps(campaign.slowest, indent=1)

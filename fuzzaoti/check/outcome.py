@@ -7,20 +7,68 @@ a finding), ``export``, ``compile``, ``load``, ``run``, ``compare``. ``harness``
 
 from __future__ import annotations
 
+import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fuzzaoti.check.assumption import Assumption
 
-STAGES = ("harness", "eager", "export", "compile", "load", "run", "compare", "done")
-SYMPTOMS = ("pass", "invalid", "exception", "crash", "illegal_memory_access", "timeout", "oom", "mismatch",
-            "unchecked_index")
+
+class _Word(str, enum.Enum):
+    """A closed set of words that are still plain strings: equal to, hashed, formatted and
+    JSON-encoded as their text, so a stored corpus and every comparison with a literal keep
+    working, while a typo is a ValueError where the word is made."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @classmethod
+    def of(cls, text: str) -> _Word:
+        try:
+            return cls(text)
+        except ValueError:
+            words = ", ".join(w.value for w in cls)
+            raise ValueError(f"unknown outcome {cls.__name__.lower()} {text!r}; one of {words}") from None
+
+
+class Stage(_Word):
+    """How far a case got; a failure names the stage it failed in."""
+
+    HARNESS = "harness"
+    EAGER = "eager"
+    EXPORT = "export"
+    COMPILE = "compile"
+    LOAD = "load"
+    RUN = "run"
+    COMPARE = "compare"
+    DONE = "done"
+
+
+class Symptom(_Word):
+    """What the failure looked like (``pass`` and ``invalid`` are not failures)."""
+
+    PASS = "pass"
+    INVALID = "invalid"
+    EXCEPTION = "exception"
+    CRASH = "crash"
+    ILLEGAL_MEMORY_ACCESS = "illegal_memory_access"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    MISMATCH = "mismatch"
+    UNCHECKED_INDEX = "unchecked_index"
+
+
+STAGES = tuple(s.value for s in Stage)
+SYMPTOMS = tuple(s.value for s in Symptom)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    stage: str
-    symptom: str
+    stage: Stage  # (built from its text too: Outcome("run", "crash"))
+    symptom: Symptom
     message: str = ""
     env: dict[str, int] | None = None  # the failing runtime dims, when a run failed
     seed: int | None = None  # the input seed of that run
@@ -40,10 +88,8 @@ class Outcome:
 
     def __post_init__(self) -> None:
         # a typo'd stage or symptom would be stored, counted and signed as a bug of its own
-        if self.stage not in STAGES:
-            raise ValueError(f"unknown outcome stage {self.stage!r}; one of {', '.join(STAGES)}")
-        if self.symptom not in SYMPTOMS:
-            raise ValueError(f"unknown outcome symptom {self.symptom!r}; one of {', '.join(SYMPTOMS)}")
+        object.__setattr__(self, "stage", Stage.of(self.stage))
+        object.__setattr__(self, "symptom", Symptom.of(self.symptom))
 
     @property
     def passed(self) -> bool:
@@ -56,6 +102,7 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["frames"], data["assumptions"] = list(self.frames), [a.to_data() for a in self.assumptions]
+        data["stage"], data["symptom"] = self.stage.value, self.symptom.value
         return data
 
     @classmethod

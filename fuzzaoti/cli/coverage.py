@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
@@ -39,7 +38,7 @@ def coverage(corpus_path, campaign_id, part, function, other_id, top) -> None:
         campaign_id = recorded[-1] if campaign_id is None else campaign_id
         ids = [campaign_id] + ([other_id] if other_id is not None else [])
         for cid in ids:
-            ran_on = json.loads(corpus.campaign(cid).get("versions") or "{}").get("torch")
+            ran_on = corpus.campaign(cid).versions.get("torch")
             if cid not in recorded:
                 raise click.UsageError(f"campaign {cid} recorded no coverage (run 'fuzzaoti fuzz --coverage')")
             if ran_on and ran_on != torch.__version__:

@@ -20,6 +20,7 @@ import sqlite_utils
 from fuzzaoti.check.verdict import RungResult, results_to_data
 from fuzzaoti.errors import CorpusError, FuzzaotiError, UnknownFinding
 from fuzzaoti.corpus import FINDING_STATUSES, migrations
+from fuzzaoti.corpus.campaign_record import CampaignRecord
 from fuzzaoti.corpus.finding import RESULTS, Finding, ReplayResult
 from fuzzaoti.corpus.migrations import new_uid, now
 
@@ -122,14 +123,14 @@ class Corpus:
             self.db["campaigns"].update(campaign_id, {"status": "running", "host": socket.gethostname(),
                                                       "pid": os.getpid(), "updated_at": now()})
 
-    def campaign(self, campaign_id: int) -> dict[str, Any]:
+    def campaign(self, campaign_id: int) -> CampaignRecord:
         try:
-            return self.db["campaigns"].get(campaign_id)
+            return CampaignRecord.from_row(self.db["campaigns"].get(campaign_id))
         except sqlite_utils.db.NotFoundError:
             raise CorpusError(f"no campaign with id {campaign_id} in {self.path}") from None
 
-    def campaigns(self) -> list[dict[str, Any]]:
-        return list(self.db["campaigns"].rows_where(order_by="id"))
+    def campaigns(self) -> list[CampaignRecord]:
+        return [CampaignRecord.from_row(row) for row in self.db["campaigns"].rows_where(order_by="id")]
 
     def add_lines(self, campaign_id: int, lines: list[tuple[str, int]], seconds: float) -> None:
         """Store Inductor lines ``campaign_id``'s compiles reached ``seconds`` into it (a line it
@@ -318,12 +319,12 @@ def _check_is_corpus(path: str) -> None:
         raise CorpusError(f"{path} is not a fuzzaoti corpus ({exc})") from None
 
 
-def refuse_if_alive(row: dict) -> None:
+def refuse_if_alive(campaign: CampaignRecord) -> None:
     """A campaign still running in a live process on this host must not be resumed twice."""
-    if row["status"] != "running" or row["host"] != socket.gethostname() or row["pid"] == os.getpid():
+    if campaign.status != "running" or campaign.host != socket.gethostname() or campaign.pid in (None, os.getpid()):
         return
     try:
-        os.kill(row["pid"], 0)
+        os.kill(campaign.pid, 0)
     except (ProcessLookupError, PermissionError):
         return
-    raise CorpusError(f"campaign {row['id']} is still running (pid {row['pid']}); stop it before resuming")
+    raise CorpusError(f"campaign {campaign.id} is still running (pid {campaign.pid}); stop it before resuming")

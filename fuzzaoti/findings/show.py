@@ -3,9 +3,9 @@ elements, whose index tells a 32-bit offset at once), the shrunk program and its
 
 from __future__ import annotations
 
-import json
 
 from fuzzaoti.compile.render import module_source
+from fuzzaoti.corpus.campaign_record import CampaignRecord
 from fuzzaoti.corpus.finding import Finding
 from fuzzaoti.campaign.slowest import describe
 
@@ -60,12 +60,13 @@ def finding_line(f: Finding) -> str:
             f"torch {f.torch_version}{canary}  {f.signature[:100]}")
 
 
-def campaign_line(c: dict) -> str:
+def campaign_line(c: CampaignRecord) -> str:
     """One line of ``fuzzaoti stats``."""
-    canary = f" canary={c['canary']}" if c["canary"] else ""
-    return (f"{c['id']:>4}  {c['status']:<11} {c['backend']}/{c['device']}{canary} started {c['started_at']} "
-            f"updated {c['updated_at']}: {c['programs']} programs in {c['batches']} batches, "
-            f"{c['runs_checked']} shapes checked ({c['runs_skipped']} skipped), {c['invalid']} invalid, "
-            f"{c['failures']} failures, {c['new_findings']} new findings, {c['worker_restarts']} worker restarts, "
-            f"{c['quarantined'] or 0} quarantined"
-            + (describe(json.loads(c["slowest"]), c["id"]) if c.get("slowest") else ""))
+    canary = f" canary={c.canary}" if c.canary else ""
+    n = c.counts
+    return (f"{c.id:>4}  {c.status:<11} {c.backend}/{c.device}{canary} started {c.started_at} "
+            f"updated {c.updated_at}: {n['programs']} programs in {n['batches']} batches, "
+            f"{n['runs_checked']} shapes checked ({n['runs_skipped']} skipped), {n['invalid']} invalid, "
+            f"{n['failures']} failures, {n['new_findings']} new findings, {n['worker_restarts']} worker restarts, "
+            f"{n['quarantined']} quarantined"
+            + (describe(c.slowest, c.id) if c.slowest else ""))

@@ -3,23 +3,17 @@ worker restarts) and the merged corpus's totals: ``fuzzaoti launch --status DIR`
 
 from __future__ import annotations
 
-import datetime
 import os
 
+from fuzzaoti.corpus.campaign_record import CampaignRecord
 from fuzzaoti.launch.tasks import LaunchPlan
 
 
-def _minutes(c: dict) -> float:
-    start = datetime.datetime.fromisoformat(c["started_at"])
-    end = datetime.datetime.fromisoformat(c.get("finished_at") or c["updated_at"])
-    return max((end - start).total_seconds() / 60, 1e-9)
-
-
-def _line(label: str, campaigns: list[dict], findings: int) -> str:
-    programs = sum(c["programs"] or 0 for c in campaigns)
-    minutes = sum(_minutes(c) for c in campaigns)
-    states = ",".join(sorted({c["status"] for c in campaigns})) or "no campaign yet"
-    restarts = sum(c["worker_restarts"] or 0 for c in campaigns)
+def _line(label: str, campaigns: list[CampaignRecord], findings: int) -> str:
+    programs = sum(c.counts["programs"] for c in campaigns)
+    minutes = sum(c.minutes for c in campaigns)
+    states = ",".join(sorted({c.status for c in campaigns})) or "no campaign yet"
+    restarts = sum(c.counts["worker_restarts"] for c in campaigns)
     return (f"{label}: {states}; {programs} programs in {minutes:.1f} min ({programs / minutes:.1f}/min), "
             f"{findings} findings, {restarts} worker restarts")
 

@@ -10,7 +10,10 @@ import time
 from collections import Counter
 from typing import Callable
 
-Progress = Callable[[str], None]
+from fuzzaoti.check.outcome import Stage
+from fuzzaoti.workers.protocol import Announcement
+
+Progress = Callable[[Announcement], None]
 
 
 class StageClock:
@@ -23,24 +26,25 @@ class StageClock:
     def __init__(self, progress: Progress):
         self.progress = progress
         self.seconds: Counter = Counter()
-        self.current: str | None = None
+        self.current: Announcement | None = None
         self.since = time.monotonic()
 
-    def __call__(self, stage: str) -> None:
+    def __call__(self, announced: Announcement | str) -> None:
+        """Announce a step (a bare word is a step of no run: ``clock("eager")``)."""
         self._close()
-        self.current = stage.split(" ")[0]
-        self.progress(stage)
+        self.current = Announcement(announced) if isinstance(announced, str) else announced
+        self.progress(self.current)
 
     def _close(self) -> None:
         now = time.monotonic()
         if self.current is not None:
-            self.seconds[self.current] += now - self.since
+            self.seconds[self.current.step] += now - self.since
         self.since = now
 
     @property
-    def outcome_stage(self) -> str:
+    def outcome_stage(self) -> Stage:
         """The current stage as an ``Outcome`` names it (a big run's ``big-run`` is ``run``)."""
-        return (self.current or "run").removeprefix("big-")
+        return self.current.stage if self.current is not None else Stage.RUN
 
     def totals(self) -> dict[str, float]:
         self._close()

@@ -26,7 +26,7 @@ from fuzzaoti.compile.assumptions import broken
 from fuzzaoti.workers import blame, directed, faults
 from fuzzaoti.workers.placement import device_budget
 from fuzzaoti.workers.clock import Progress, StageClock
-from fuzzaoti.workers.protocol import BatchResult, Job, member_stage
+from fuzzaoti.workers.protocol import Announcement, BatchResult, Job
 from fuzzaoti.model.concrete import input_specs
 from fuzzaoti.model.inputs import make_inputs
 from fuzzaoti.check.oracle import called, compare_outputs, fresh, poison_like, reference_outputs, written
@@ -122,7 +122,7 @@ class _Member:
                                                               widened=True)]
         return eager, reference
 
-    def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for member_stage
+    def at(self, r: int) -> dict | None:  # run r if directed (its parent does not know it), for its Announcement
         (env, seed), directed = self.runs[r], r >= len(self.runs) - self.directed
         return {"env": env, "seed": seed, "broke": [a.to_data() for a in broken(self.assumed, env)]} if directed else None
 
@@ -278,7 +278,7 @@ def _stop(members: list[_Member], r: int, k: int | None = None) -> None:
             m.cut += 1  # its big run r, not reached
 
 
-def _check_compiled(members: list[_Member], backend, device: str, progress: Progress,
+def _check_compiled(members: list[_Member], backend, device: str, progress: StageClock,
                     package: str | None = None, stop_at: float | None = None) -> Outcome | None:
     """Compile the valid members as one program and check them at each run; past ``stop_at``
     (``Job.stop_at``), nothing more is compiled or run: the runs done so far count."""
@@ -335,7 +335,7 @@ class _Runner:
     """Runs the compiled batch once per group of members and judges their outputs."""
 
     def __init__(self, prepared, members: list[_Member], examples: list[list], offsets: list[int], device: str,
-                 progress: Progress):
+                 progress: StageClock):
         self.prepared, self.members, self.examples, self.offsets = prepared, members, examples, offsets
         self.device, self.progress = device, progress
         self.programs = [m.program for m in members]
@@ -347,7 +347,7 @@ class _Runner:
         expectation made now and judged as the eager pass judges a kept run's (an eager failure
         makes the program invalid): a run that runs out of memory is counted, never a finding."""
         member = self.members[k]
-        self.progress(member_stage("big-eager", r, k, member.at(r)))
+        self.progress(Announcement("big-eager", r, k, member.at(r)))
         try:
             expected = member.expect_valid(r, self.device)  # (None: out of memory, or invalid)
         except Exception:
@@ -377,13 +377,13 @@ class _Runner:
         """Run ``r`` of member ``k`` alone, where eager raised on the index it feeds out of
         range: the compiled model raising too passes; returning outputs is the member's finding
         (``unchecked_index``: values read from outside a tensor, or an index wrapped that eager
-        rejects). A worker death here names the member (``member_stage``)."""
+        rejects). A worker death here names the member (``protocol.Announcement``)."""
         member, inputs = self.members[k], expected.inputs
         if not self.prepared.accepts([tuple(t.shape) for t in inputs], self.offsets[k],
                                      [tuple(t.stride()) for t in inputs]):
             member.skipped += 1
             return
-        self.progress(member_stage("run", r, k, member.at(r)))
+        self.progress(Announcement("run", r, k, member.at(r)))
         try:
             self._run({k: (inputs, None, None)}, r)
         except Exception as exc:  # noqa: BLE001
@@ -410,7 +410,7 @@ class _Runner:
 
         def announce(stage: str) -> None:  # a big run names its member: a death there blames it
             k = next(iter(judged))
-            self.progress(member_stage(f"big-{stage}", r, k, self.members[k].at(r)) if big else f"{stage} {r}")
+            self.progress(Announcement(f"big-{stage}", r, k, self.members[k].at(r)) if big else Announcement(stage, r))
 
         announce("run")
         try:

@@ -35,7 +35,7 @@ from fuzzaoti.model.case import Case
 from fuzzaoti.model.ops import INDIRECT
 from fuzzaoti.workers.pool_stats import PoolStats, configs_label
 from fuzzaoti.workers.leftovers import sweep_leftovers_of_dead_pools
-from fuzzaoti.workers.protocol import Job, spoken
+from fuzzaoti.workers.protocol import Job
 from fuzzaoti.workers.standby import Standbys
 from fuzzaoti.workers.worker import Worker, WorkerConfig
 
@@ -316,7 +316,7 @@ class WorkerPool:
         for k, w in enumerate(self.workers):
             gpu = dict(w.config.env).get("CUDA_VISIBLE_DEVICES")
             label = f"worker{k}" + (f"@gpu{gpu}" if gpu is not None else "")
-            doing = f", {spoken(w.stage)} for {time.monotonic() - w.stage_since:.0f} s" if w.stage else ""
+            doing = f", {w.stage.spoken()} for {time.monotonic() - w.stage_since:.0f} s" if w.stage else ""
             parts.append(f"{label}: {self.checked[k]} programs, {max(w.restarts, 0)} restarts{doing}")
         return "; ".join(parts)
 

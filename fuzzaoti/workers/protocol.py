@@ -7,12 +7,11 @@ and the tests all build and read the same two types, never a dict by hand.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fuzzaoti.check.assumption import Assumption
-from fuzzaoti.check.outcome import Outcome, fatal_for_process
+from fuzzaoti.check.outcome import Outcome, Stage, fatal_for_process
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
 
@@ -116,38 +115,42 @@ def _outcome(data: dict[str, Any] | None) -> Outcome | None:
     return Outcome.from_dict(data) if data is not None else None
 
 
-def member_stage(stage: str, run: int, member: int, at: dict | None = None) -> str:
-    """The stage a worker announces while one member's big run is under way (``big-run 3 of
-    member 5``): if the worker dies there, its parent knows whose run killed it. A run the
-    parent's case does not hold (a directed one, ``workers.directed``) comes with its sizes,
-    seed and the assumptions of Inductor it breaks, ``at`` (``big-run 17 of member 5 at
-    {"env": {"d0": 1073741824}, "seed": 7, "broke": [{"guard": "8*d0 <= 2147483647", ...}]}``)."""
-    where = f" at {json.dumps(at)}" if at is not None else ""
-    return f"{stage} {run} of member {member}{where}"
+@dataclass(frozen=True)
+class Announcement:
+    """What a worker is about to do, sent to its parent before it does it: if the worker dies
+    there, its parent knows the stage, and for a run of one member alone (``big-run 3 of member
+    5``) whose run killed it. ``step`` is the worker's own word (``export``, ``compile``, ``run``,
+    ``big-eager``, ``big-run``, ``big-compare``...), ``run`` the run's index, ``member`` the member
+    whose run it is. A run the parent's case does not hold (a directed one, ``workers.directed``)
+    comes with ``at``: its sizes, seed and the assumptions of Inductor it breaks
+    (``{"env": {"d0": 1073741824}, "seed": 7, "broke": [{"guard": "8*d0 <= 2147483647", ...}]}``)."""
 
+    step: str
+    run: int | None = None
+    member: int | None = None
+    at: dict[str, Any] | None = None
 
-def spoken(announced: str) -> str:
-    """An announcement without the run it may carry (``member_stage``'s ``at``): what a progress
-    line shows of it (``big-run 17 of member 5``)."""
-    return announced.partition(" at ")[0]
+    @property
+    def stage(self) -> Stage:
+        """The step as an ``Outcome`` stage (a big run's ``big-run`` is ``run``)."""
+        return Stage.of(self.step.removeprefix("big-"))
 
+    def spoken(self) -> str:
+        """What a progress line shows of it (``big-run 17 of member 5``, ``run 3``, ``compile``)."""
+        run = f" {self.run}" if self.run is not None else ""
+        return f"{self.step}{run}" + (f" of member {self.member}" if self.member is not None else "")
 
-def parse_stage(announced: str) -> tuple[str, int | None, int | None]:
-    """An announced stage as an ``Outcome`` stage (a big run's ``big-run`` is ``run``), with the
-    run and the member it names, if any (``member_stage``)."""
-    words = spoken(announced).split(" ")
-    stage = words[0].removeprefix("big-")
-    if len(words) == 5 and words[2:4] == ["of", "member"]:
-        return stage, int(words[1]), int(words[4])
-    return stage, None, None
+    def directed_run(self) -> dict[str, Any] | None:
+        """The run ``at`` carries as ``Outcome`` fields (``env``, ``seed``, ``assumptions``);
+        None where it carries none."""
+        if self.at is None:
+            return None
+        return {"env": dict(self.at["env"]), "seed": int(self.at["seed"]),
+                "assumptions": tuple(Assumption.from_data(a) for a in self.at.get("broke", ()))}
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "run": self.run, "member": self.member, "at": self.at}
 
-def announced_run(announced: str) -> dict | None:
-    """What a ``member_stage`` announcement of a directed run carries, as ``Outcome`` fields
-    (``env``, ``seed``, ``assumptions``); None for any other announcement."""
-    _, found, where = announced.partition(" at ")
-    if not found:
-        return None
-    data = json.loads(where)
-    return {"env": dict(data["env"]), "seed": int(data["seed"]),
-            "assumptions": tuple(Assumption.from_data(a) for a in data.get("broke", ()))}
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Announcement:
+        return cls(data["step"], data.get("run"), data.get("member"), data.get("at"))

@@ -26,7 +26,7 @@ from typing import Any
 from fuzzaoti.check.outcome import Outcome
 from fuzzaoti.errors import WorkerDied
 from fuzzaoti.workers import faults
-from fuzzaoti.workers.protocol import BatchResult, Job, announced_run, parse_stage
+from fuzzaoti.workers.protocol import Announcement, BatchResult, Job
 
 COMPILE_STAGES = ("export", "compile", "load", "eager")
 
@@ -78,7 +78,8 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
     send("ready", os.getpid())
     for line in sys.stdin:
         try:
-            result = check_batch(Job.from_dict(json.loads(line)), lambda stage: send("stage", stage)).to_dict()
+            result = check_batch(Job.from_dict(json.loads(line)),
+                                 lambda announced: send("stage", announced.to_dict())).to_dict()
         except Exception:  # noqa: BLE001 - a fuzzaoti bug: report it rather than die silently
             result = {"internal_error": traceback.format_exc()}
         if config.coverage:
@@ -95,7 +96,7 @@ class Worker:
         self.process = None
         self.closed = False  # closed for good: no process is started again
         self.restarts = -1  # the first start is not a restart
-        self.stage: str | None = None  # what it is doing now (None: idle), for progress lines...
+        self.stage: Announcement | None = None  # what it is doing now (None: idle), for progress lines...
         self.stage_since = 0.0  # ...and since when (monotonic)
         # named by this process: a pool started after a SIGKILL removes the files of dead ones
         fd, self.stderr_path = tempfile.mkstemp(prefix=f"fuzzaoti-worker-{os.getpid()}-", suffix=".stderr")
@@ -172,7 +173,7 @@ class Worker:
         offset, started = os.path.getsize(self.stderr_path), time.monotonic()
         self.process.stdin.write((json.dumps(job.to_dict()) + "\n").encode())
         self.process.stdin.flush()
-        self.stage, self.stage_since = "eager", time.monotonic()
+        self.stage, self.stage_since = Announcement("eager"), time.monotonic()
         try:
             return self._await_result(job, offset, started)
         finally:
@@ -181,14 +182,14 @@ class Worker:
                 self.standbys.refill(self.config)
 
     def _await_result(self, job: Job, offset: int, started: float) -> BatchResult:
-        announced = "eager"
+        announced = Announcement("eager")
         while True:
-            timeout = (self.config.compile_timeout if announced.split(" ")[0] in COMPILE_STAGES
+            timeout = (self.config.compile_timeout if announced.step in COMPILE_STAGES
                        else self.config.run_timeout)
             kind, payload = self._receive(timeout)
             if kind == "stage":
-                announced = payload
-                self.stage, self.stage_since = payload, time.monotonic()
+                announced = Announcement.from_dict(payload)
+                self.stage, self.stage_since = announced, time.monotonic()
                 continue
             if kind == "result":
                 return self._with_stderr(payload, offset)
@@ -197,13 +198,13 @@ class Worker:
             self.kill()
             return self._death(job, announced, symptom, message, offset, started)
 
-    def _death(self, job: Job, announced: str, symptom: str, message: str, offset: int,
+    def _death(self, job: Job, announced: Announcement, symptom: str, message: str, offset: int,
                started: float) -> BatchResult:
         """The batch outcome of a worker that died (or hung) while in stage ``announced``. A
         death in one member's big run names that member and the run. A fault in a CPU kernel's
         loop nest of one member's nodes names that member (``faults``), and pins it where the
         call fed it its own run: the pool stores that as found at once, and confirms it alone."""
-        stage, run, member = parse_stage(announced)
+        stage, run, member = announced.stage, announced.run, announced.member
         stderr = self._stderr_since(offset)
         site = faults.site_of_death(stderr, notes_path(self.stderr_path)) if symptom == "crash" else None
         faulted = site.member if site is not None and stage in ("run", "compare") else None
@@ -218,7 +219,7 @@ class Worker:
         if member is not None and 0 <= member < len(job.cases) and run is not None and 0 <= run < len(job.cases[member].runs):
             env, seed = job.cases[member].runs[run]  # the run it died in
             where = {"env": dict(env), "seed": seed}
-        elif member is not None and (directed := announced_run(announced)) is not None:
+        elif member is not None and (directed := announced.directed_run()) is not None:
             where = directed  # (a directed run: its parent's case does not hold it)
         outcome = Outcome(stage=stage, symptom=symptom, message=message, stderr=stderr, runs_checked=0, **where)
         return BatchResult(batch=outcome, suspect=member if faulted is None else faulted, faulted=faulted is not None,
