@@ -8,8 +8,9 @@ installed; ``-p no:fuzzaoti`` turns it off).
 One item per finding (``finding-ID[title]``) and per known entry, marked with its device
 (``gpu`` or ``cpu``), stage (``stage_run``...) and status (``status_new``...). An open finding is
 a strict expected failure: it must still fail, so a fix shows as XPASS(strict), a failure of
-the run. A fixed finding must pass: a regression fails the run. Each item checks its case in a
-worker process of its own, as ``fuzzaoti replay`` does. The rules are
+the run. A fixed finding must pass: a regression fails the run. Each item checks its case alone
+in a worker process apart, as ``fuzzaoti replay`` does; the items share that worker, replaced
+after a case that crashed it or left it unfit for more. The rules are
 ``fuzzaoti.findings.regression``'s; this module is only pytest's side of them.
 
 Without test paths on the command line, a run with these options collects only the corpus
@@ -25,6 +26,7 @@ import pytest
 
 _GROUP = "fuzzaoti"
 _STATUS_KEY = "fuzzaoti_status"  # a report's user property: a status a run changed (or would)
+_POOLS_KEY = pytest.StashKey[object]()  # the run's replay.SharedPools, made by its first item
 
 
 class StillFails(Exception):
@@ -130,7 +132,7 @@ class SuiteCollector(pytest.Collector):
 
 
 class SubjectItem(pytest.Item):
-    """One finding or known entry, checked in a worker of its own."""
+    """One finding or known entry, checked alone in a worker apart (shared with the run's other items)."""
 
     def __init__(self, *, subject, **kwargs):
         super().__init__(**kwargs)
@@ -153,7 +155,7 @@ class SubjectItem(pytest.Item):
             pytest.skip("needs a CUDA device (none here)")
         canary = self._canary()
         try:
-            done, outcome = _check(s, config.getoption("fuzzaoti_backend"), canary,
+            done, outcome = _check(config, s, config.getoption("fuzzaoti_backend"), canary,
                                    config.getoption("fuzzaoti_max_bytes"))
         except OverBudget as exc:  # refused before anything was allocated: this machine cannot hold it
             pytest.skip(str(exc))
@@ -223,15 +225,23 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.line(line)
 
 
-def _check(subject, backend: str, canary: str | None, max_bytes: int | None):
+def _check(config: pytest.Config, subject, backend: str, canary: str | None, max_bytes: int | None):
     """``(replay, outcome)``: a finding replayed as ``fuzzaoti replay`` does it (its shrunk case,
-    a worker of its own); a known entry's case checked the same way, with no replay to record."""
-    from fuzzaoti.findings.replay import check_alone, replay_finding
+    alone, in a worker apart); a known entry's case checked the same way, with no replay to
+    record. The items of one run share their workers (``replay.SharedPools``)."""
+    from fuzzaoti.findings.replay import SharedPools, check_alone, replay_finding
 
+    pools = config.stash.setdefault(_POOLS_KEY, SharedPools())
     if subject.finding is not None:
-        done = replay_finding(subject.finding, canary, backend, subject.device, max_bytes)
+        done = replay_finding(subject.finding, canary, backend, subject.device, max_bytes, pools)
         return done, done.outcome
-    return None, check_alone(subject.case, subject.device, backend, canary, max_bytes, subject.name)
+    return None, check_alone(subject.case, subject.device, backend, canary, max_bytes, subject.name, pools)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    pools = config.stash.get(_POOLS_KEY, None)
+    if pools is not None:
+        pools.close()
 
 
 def _cuda_available() -> bool:

@@ -511,3 +511,26 @@ extern "C"  void  cpp_fused_mul_1(const float* in_ptr0)
     assert (site.member, site.pinned) == (3, True)
     assert not Site("cpp_fused_add_0", 9, (3,), 1, (0,)).pinned  # (fed its examples)
     assert Site("cpp_fused_add_0", 9, (0, 3), 1, (0, 3)).member is None  # (a kernel of two, its nest unknown)
+
+
+def test_cases_checked_one_at_a_time_share_a_worker_and_one_that_crashes_it_gets_it_replaced(fake_fault,
+                                                                                              bmm_index_program):
+    # the pytest plugin's items and recheck's findings: each case alone, in one worker kept for
+    # the next (a fresh worker per case cost its torch import and a first compile's warm-up)
+    from fuzzaoti.findings.replay import SharedPools
+
+    fake_fault("bmm:crash")
+    pools = SharedPools()
+    try:
+        first = pools.check("a", _innocent(), "cpu", "fake", None, None)
+        (pool, _), = pools.pools.values()
+        again = pools.check("b", _innocent(), "cpu", "fake", None, None)
+        assert (first.symptom, again.symptom, pool.restarts) == ("pass", "pass", 0)  # (no restart: one worker)
+        crashed = pools.check("c", _case(bmm_index_program), "cpu", "fake", None, None)
+        after = pools.check("d", _innocent(), "cpu", "fake", None, None)
+        assert (crashed.symptom, after.symptom, pool.restarts) == ("crash", "pass", 1)
+        pools.check("e", _innocent(), "cpu", "fake", "index-shift", None)
+        assert len(pools.pools) == 2  # a canary's worker is its own
+    finally:
+        pools.close()
+    assert not pools.pools
