@@ -12,6 +12,7 @@ import os
 import re
 import runpy
 import sys
+import socket
 from typing import Any, Callable, Iterator, Mapping
 
 from fuzzaoti.errors import Unsupported
@@ -54,6 +55,7 @@ def dim_class() -> Any:
 def aoti_compile(ep: Any, package_path: str, configs: Mapping[str, Any]) -> str:
     import torch
 
+    remember_vec_isa_probes()
     return torch._inductor.aoti_compile_and_package(
         ep, package_path=package_path, inductor_configs=dict(configs)
     )
@@ -250,6 +252,40 @@ def set_default_cxx() -> None:
         config = sys.modules.get("torch._inductor.config")
         if config is not None:
             config.cpp.cxx = (None, cxx)
+
+
+def remember_vec_isa_probes() -> None:
+    """Skip Inductor's dlopen probes of vector-ISA libraries it has probed on this host before.
+
+    In each new process, the first CPU compile checks that a tiny library built with each
+    vector ISA's flags loads, by starting a Python child that dlopens it: 13 children, about
+    1.3 s of a fresh worker's cold start on the 2-core CPU (its first compile took 9 s where
+    the next program's took 6 s). The library sits in Inductor's cache under the hash of its
+    code and flags, so the answer for one path on one host never changes: a library that
+    loaded is marked so beside it (one empty file per host, for a cache dir shared by the
+    nodes of a cluster), and a later process asks no child. A torch without
+    ``VecISA._probe_load`` probes as before."""
+    try:
+        from torch._inductor.cpu_vec_isa import VecISA
+    except ImportError:
+        return
+    probe = getattr(VecISA, "_probe_load", None)
+    if probe is None or getattr(probe, "remembered", False):
+        return
+    host = socket.gethostname()
+
+    def remembered(self: Any, output_path: str) -> bool:
+        marker = f"{output_path}.loads-on-{host}"
+        if os.path.exists(marker):
+            return True
+        loads = probe(self, output_path)
+        if loads:
+            with contextlib.suppress(OSError):
+                open(marker, "w").close()
+        return loads
+
+    remembered.remembered = True  # type: ignore[attr-defined]
+    VecISA._probe_load = remembered
 
 
 # ---- Hypothesis internals --------------------------------------------------------------------
