@@ -1,8 +1,9 @@
-"""The worker protocol: what the pool sends a worker process, and what comes back.
+"""The worker protocol: what the pool sends a worker process (a ``Job``), what the worker
+announces while it works (an ``Announcement`` per step) and what comes back (a ``BatchResult``).
 
-Both cross a pipe as one JSON object per line (``fuzzaoti.workers.worker``), so each is a frozen
-record with one ``to_dict`` and one ``from_dict``: the pool, the worker, ``execute.check_batch``
-and the tests all build and read the same two types, never a dict by hand.
+Each crosses a pipe as one JSON object per line (``fuzzaoti.workers.worker``), so each is a
+frozen record with one ``to_dict`` and one ``from_dict``: the pool, the worker,
+``execute.check_batch`` and the tests all build and read the same types, never a dict by hand.
 """
 
 from __future__ import annotations
