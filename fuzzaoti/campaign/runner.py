@@ -89,7 +89,8 @@ class Campaign:
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
-        self.ramped = 0  # batches submitted under _ramp_cap's cap; -1 once ramped up
+        # batches submitted under _ramp_cap's cap; -1 once ramped up, or resumed (it ramped before)
+        self.ramped = 0 if resume_id is None else -1
         self._held: dict[str, tuple[list[Case], list[bytes]]] = {}  # per config set: a short draw, its choices
 
     @classmethod
@@ -106,7 +107,7 @@ class Campaign:
         if minutes is not None:
             known["minutes"] = minutes
         campaign = cls(corpus, CampaignSettings(**known), echo, resume_id=campaign_id)
-        campaign.counts = Counts(**{k: stored.counts.get(k, 0) for k in Counts().stored()})
+        campaign.counts = Counts(**stored.counts)
         campaign.slowest = SlowestRun(stored.slowest)
         return campaign
 
@@ -291,9 +292,6 @@ class Campaign:
         doubled for each batch after it, while under the adaptive ``size``); None once ramped, in
         a resumed campaign or under a fixed --batch-size."""
         if self.settings.batch_size or self.ramped < 0:
-            return None
-        if self.ramped == 0 and (self.counts.batches or self.in_flight):  # resumed: ramped before
-            self.ramped = -1
             return None
         cap = FIRST_BATCH << self.ramped
         if cap >= size:

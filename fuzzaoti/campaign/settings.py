@@ -7,9 +7,10 @@ before a corpus is opened, so a bad flag leaves no empty corpus behind.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from fuzzaoti.corpus.campaign_record import COUNT_COLUMNS
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
 from fuzzaoti.launch.shards import check_shard
 from fuzzaoti.strategies import batch_config_sets, cases_per_batch
@@ -69,7 +70,8 @@ class Counts:
     repeats: int = 0  # drawn programs this run had checked before, not checked again (not stored)
 
     def stored(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if k not in ("finding_ids", "replayed", "runs_cut", "repeats")}
+        """The counts a campaign's row keeps (``corpus.campaign_record.COUNT_COLUMNS``)."""
+        return {k: getattr(self, k) for k in COUNT_COLUMNS}
 
 
 class Mark(NamedTuple):

@@ -70,7 +70,8 @@ def merge_corpora(sources: list[str], target: str, echo: Callable[[str], None] =
 
 def _merge_one(shard: Corpus, into: Corpus, counts: MergeCounts) -> None:
     with into.writing():
-        campaign_ids = {row["id"]: _merge_campaign(row, shard.path, into, counts) for row in shard.db["campaigns"].rows_where(order_by="id")}
+        campaign_ids = {row["id"]: _merge_campaign(row, shard.path, into, counts)
+                        for row in shard.db["campaigns"].rows_where(order_by="id")}  # (raw rows: copied as they are)
         for row in shard.db["findings"].rows_where(order_by="id"):
             target_id = _merge_finding(row, campaign_ids.get(row["campaign_id"]), into, counts)
             _merge_replays(shard, row["id"], target_id, into)

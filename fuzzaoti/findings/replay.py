@@ -101,12 +101,13 @@ class SharedPools:
     def check(self, what: str, case: Case, device: str, backend: str, canary: str | None,
               max_bytes: int | None) -> Outcome:
         key = (device, backend, canary, max_bytes)  # (None: the device's budget when the pool was made)
-        if key not in self.pools:
+        if key in self.pools:
+            pool, budget = self.pools[key]
+            refuse_unfit(case.program, [dict(env) for env, _ in case.runs], budget, what)
+        else:  # (refused before a pool, its worker or its package directory exists)
             budget = max_bytes or device_budget(device)
-            self.pools[key] = (WorkerPool(WorkerConfig(device=device, backend=backend, canary=canary,
-                                                       max_bytes=budget)), budget)
-        pool, budget = self.pools[key]
-        refuse_unfit(case.program, [dict(env) for env, _ in case.runs], budget, what)
+            pool = weighed_pool([(what, case)], device, backend, canary, budget)
+            self.pools[key] = (pool, budget)
         (outcome,) = pool.check([case])
         return outcome
 
@@ -123,14 +124,12 @@ def check_alone(case: Case, device: str, backend: str = "aoti", canary: str | No
     assert (which poisons the CUDA context of its process) ends that worker, not the caller. A
     run over the budget is refused first (``weighed_pool``). The worker is a fresh one of its
     own, or one of ``pools`` that checked cases before."""
-    if pools is not None:
-        return pools.check(what, case, device, backend, canary, max_bytes)
-    pool = weighed_pool([(what, case)], device, backend, canary, max_bytes)
+    own = SharedPools() if pools is None else None
     try:
-        (outcome,) = pool.check([case])
+        return (pools or own).check(what, case, device, backend, canary, max_bytes)
     finally:
-        pool.close()
-    return outcome
+        if own is not None:
+            own.close()
 
 
 def replay_finding(finding: Finding, canary: str | None = None, backend: str = "aoti",
