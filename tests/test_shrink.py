@@ -67,3 +67,20 @@ def test_a_failure_past_2_31_elements_shrinks_only_to_shapes_past_it():
     sizes = [dict(e)["d0"] for e, _ in candidate.runs]
     assert sizes and all(size_classes(reach(program, {"d0": n})) == ("elements>=2^31", "elements>=2^32") for n in sizes)
     assert min(sizes) == 2**29  # just past 2**32 elements: the smallest shape of its class
+
+
+def test_a_round_compiled_one_by_one_stops_at_its_first_chunk_with_a_keeper(fake_fault, five_op_program):
+    # the candidates are sorted smallest first, so the first chunk holding a candidate that keeps
+    # a whole-batch failure holds the round's winner: checking the rest costs compiles, not size
+    fake_fault("bmm:raise")
+    case = Case(five_op_program, (((("b", 17), ("n", 33)), 5),))
+    pool = WorkerPool(WorkerConfig(backend="fake"))
+    try:
+        (outcome,) = pool.check([case])
+        target = signature(outcome, case.program)
+        whole = shrink(case, target, pool.check, budget_s=120, alone_chunk=10**6)
+        chunked = shrink(case, target, pool.check, budget_s=120, alone_chunk=2)
+    finally:
+        pool.close()
+    assert chunked.case == whole.case and signature(chunked.outcome, chunked.case.program) == target
+    assert chunked.candidates_checked < whole.candidates_checked / 2, (chunked, whole)
