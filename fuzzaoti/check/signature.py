@@ -35,9 +35,16 @@ _VOLATILE = [
 ]
 
 _STDERR_MARKERS = ("error", "Error", "Assertion", "illegal", "Segmentation", "terminate called")
-#: ``terminate called after throwing an instance of 'c10::Error'`` and its ``what():`` line:
-#: the frames printed below it name only the exception's constructor, the same for every such bug
-_UNCAUGHT = re.compile(r"terminate called after throwing an instance of '([^']+)'\n\s*what\(\):\s*([^\n]*)")
+#: A C++ exception nothing caught (thrown in an OpenMP region, say) ends in std::terminate:
+#: ``terminate called after throwing an instance of 'c10::Error'`` and its ``what():`` line.
+#: Thrown in several threads at once, their lines interleave ("terminate called after throwing
+#: an instance of 'terminate called recursively"), a thread's ``what():`` may follow or not,
+#: and the type may be split over two lines: one bounds check gave three texts in six crashes of
+#: one program. So the signature is the first ``what():`` message alone (the frames printed
+#: below it name only the exception's constructor, the same for every such bug), or one fixed
+#: text when every thread's message was lost.
+_TERMINATE = re.compile(r"terminate called (?:recursively|after throwing)")
+_WHAT = re.compile(r"^\s*what\(\):\s*(\S[^\n]*)", re.M)
 _FRAME = re.compile(r"^\s*frame #\d+:")
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b[:(]")
 # how Inductor introduces the error of a kernel it could not compile, which varies with where
@@ -62,9 +69,10 @@ def _telling_line(outcome: Outcome) -> str:
     first = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
     if outcome.symptom in ("crash", "timeout") or "API call failed" in first:
         lines = outcome.stderr.splitlines()
-        thrown = _UNCAUGHT.search(outcome.stderr)
-        if thrown:  # a C++ exception nothing caught (thrown in an OpenMP region, say): its message
-            return f"uncaught {thrown.group(1)}: {thrown.group(2).strip()}"
+        if _TERMINATE.search(outcome.stderr):
+            what = _WHAT.search(outcome.stderr)
+            return (f"uncaught C++ exception: {what.group(1).strip()}" if what
+                    else "uncaught C++ exception in several threads (terminate called recursively: no message)")
         for line in reversed(lines):
             if any(m in line for m in _STDERR_MARKERS) and not _FRAME.match(line):
                 return line
