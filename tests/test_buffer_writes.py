@@ -10,7 +10,7 @@ import pytest
 from fuzzaoti.compile.render import repro_script
 from fuzzaoti.errors import InvalidProgram
 from fuzzaoti.model.case import Case
-from fuzzaoti.model.program import SWAP_CONFIG, DimSpec, InputSpec, Node, Program, StateSpec, Values
+from fuzzaoti.model.program import SWAP_CONFIG, DimSpec, InputSpec, Node, Program, StateSpec
 from fuzzaoti.workers.execute import check_batch
 from fuzzaoti.workers.protocol import Job
 

@@ -1,6 +1,5 @@
 """Campaign engine: crashes become findings, SIGKILL never corrupts the corpus, --resume carries on."""
 
-import json
 import os
 import signal
 import sqlite3

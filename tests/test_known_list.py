@@ -265,3 +265,19 @@ def test_a_members_rule_asks_for_a_rungs_verdict_by_kind_and_a_different_failure
     assert not want.fits(RungResult(Verdict.FAILS_DIFFERENTLY, "compare/mismatch/values via amax"))
     assert not want.fits(RungResult(Verdict.PASSES)) and not want.fits(None)
     assert Wanted.from_rule("passes", "x").fits(RungResult(Verdict.PASSES))
+
+
+def test_a_known_case_that_fails_as_one_of_its_patterns_fails_as_expected():
+    # a crash thrown in several threads prints its message or loses it: either is the bug
+    from fuzzaoti.check.outcome import Outcome
+    from fuzzaoti.findings.regression import AS_EXPECTED, FAILS_DIFFERENTLY, judge, known_subjects
+
+    (subject,) = [s for s in known_subjects("2.15.0") if s.name == "inductor-cpu-parallel-bounds-check-aborts"]
+
+    def crash(stderr):
+        return judge(subject, Outcome("run", "crash", "worker died with signal SIGABRT", stderr=stderr)).kind
+
+    assert crash("terminate called recursively\n") == AS_EXPECTED
+    assert crash("terminate called after throwing an instance of 'c10::Error'\n"
+                 "  what():  index out of bounds: 0 <= tmp7 < ks0\n") == AS_EXPECTED
+    assert crash("Segmentation fault (core dumped)\n") == FAILS_DIFFERENTLY

@@ -8,8 +8,8 @@ Two sources, both plain data:
   entry holds ``title``, ``upstream``, a ``program`` with ``runs`` and the ``signature`` they
   give when checked alone on its ``device`` (default cpu), the torch releases it fails on: from
   ``fails_from`` (the first release it was seen failing on) up to ``fixed_in`` where known
-  (tests/test_known.py replays each there: in that range it must fail with its signature, from
-  ``fixed_in`` on it must pass), and the globs a campaign's signatures are matched with:
+  (tests/test_known.py replays each there: in that range it must fail with its signature or
+  one its patterns match, from ``fixed_in`` on it must pass), and the globs a campaign's signatures are matched with:
   ``patterns`` (default: the signature). For the quarantine (fuzzaoti/corpus/quarantine.py) it
   may add ``quarantine`` (feature sets, and the devices and profiles they apply on). A bug whose
   signature other root causes share (wrong values past 2**31 in any op family) matches nothing

@@ -23,7 +23,7 @@ bisecting took 46% of its worker time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from fuzzaoti.model import sizes
 from fuzzaoti.check.outcome import fails_whole_batch, fatal_for_process
