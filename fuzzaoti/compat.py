@@ -211,6 +211,31 @@ def cpp_kernel_nests() -> Iterator[dict[str, list[list[list[str]]]]]:
         scheduling.define_kernel, group.finalize_kernel = define, finalize
 
 
+@contextlib.contextmanager
+def triton_kernel_sources() -> Iterator[list[str]]:
+    """While Inductor compiles for a GPU: the source of each Triton kernel it defines (its
+    heuristic's decorator, ``@triton.jit`` and body), in order. Empty where this torch's Triton
+    scheduling has no ``define_kernel``."""
+    sources: list[str] = []
+    try:
+        from torch._inductor.codegen.triton import TritonScheduling
+
+        define = TritonScheduling.define_kernel
+    except (ImportError, AttributeError):
+        yield sources
+        return
+
+    def define_noting(self: Any, src_code: Any, *args: Any, **kwargs: Any) -> Any:
+        sources.append(str(src_code))
+        return define(self, src_code, *args, **kwargs)
+
+    TritonScheduling.define_kernel = define_noting
+    try:
+        yield sources
+    finally:
+        TritonScheduling.define_kernel = define
+
+
 def input_size_exprs(ep: Any) -> dict[tuple[int, int], Any]:
     """``{(input index, axis): sympy expression}`` of every symbolic input axis of ``ep``."""
     return {(index, axis): size.node.expr for index, axis, size in _input_sizes(ep) if hasattr(size, "node")}

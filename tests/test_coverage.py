@@ -2,6 +2,7 @@
 
 import importlib.util
 import textwrap
+from collections import Counter
 
 import pytest
 from click.testing import CliRunner
@@ -121,11 +122,15 @@ def test_lines_are_stored_once_and_merged_under_the_targets_campaign_id(tmp_path
         corpus.add_lines(cid, [("torch/_inductor/ir.py", 10), ("torch/_inductor/ir.py", 11)], 5.0)
         corpus.add_lines(cid, [("torch/_inductor/ir.py", 10)], 50.0)  # reached again: keeps its 5 s
         assert sorted(corpus.compiler_lines(cid)) == [("torch/_inductor/ir.py", 10, 5.0), ("torch/_inductor/ir.py", 11, 5.0)]
+        corpus.add_decisions(cid, {"cpp reduction vec=float tail": 2}, 5.0)
+        corpus.add_decisions(cid, {"cpp reduction vec=float tail": 1, "extern bmm": 1}, 50.0)  # counted on
+        assert corpus.compiler_decisions(cid) == [("cpp reduction vec=float tail", 5.0, 3), ("extern bmm", 50.0, 1)]
     merge_corpora([shard], target, echo=lambda _: None)
     merge_corpora([shard], target, echo=lambda _: None)  # again: nothing doubles
     with Corpus.open(target) as corpus:
         assert corpus.campaigns_with_lines() == [2]
         assert len(corpus.compiler_lines(2)) == 2
+        assert corpus.compiler_decisions(2) == [("cpp reduction vec=float tail", 5.0, 3), ("extern bmm", 50.0, 1)]
 
 
 def test_coverage_command_errors_are_one_line(tmp_path):
@@ -145,12 +150,17 @@ def test_a_campaign_with_coverage_stores_the_cpp_codegen_lines_its_compile_ran(t
     result = runner.invoke(main, ["fuzz", "--coverage", "--max-batches", "1", "--batch-size", "4", "--shrink-minutes",
                                   "0", "--no-triage", "--corpus", db], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "lines of torch/_inductor run by its compiles ('fuzzaoti coverage --campaign 1')" in result.output
+    assert "decision combinations taken ('fuzzaoti coverage --campaign 1')" in result.output
     with Corpus.open(db) as corpus:
         files = {f for f, _, _ in corpus.compiler_lines(1)}
+        decided = [d for d, _, _ in corpus.compiler_decisions(1)]
     assert "torch/_inductor/codegen/cpp.py" in files and "torch/_inductor/graph.py" in files
+    assert any(d.startswith("cpp ") for d in decided), decided  # each C++ loop nest's combination
     summary = runner.invoke(main, ["coverage", "--corpus", db])
     assert summary.exit_code == 0 and "torch/_inductor/codegen/cpp.py" in summary.output, summary.output
+    assert "decision combinations taken by" in summary.output and "cpp:" in summary.output, summary.output
+    stats = runner.invoke(main, ["stats", "--corpus", db])
+    assert "decisions by kernels" in stats.output, stats.output
     one = runner.invoke(main, ["coverage", "--corpus", db, "--file", "codegen/cpp.py"])
     assert "reached: " in one.output and "not reached: " in one.output
 
@@ -164,4 +174,61 @@ def test_a_cuda_campaign_with_coverage_stores_the_triton_codegen_lines(tmp_path)
     assert result.exit_code == 0, result.output
     with Corpus.open(db) as corpus:
         files = {f for f, _, _ in corpus.compiler_lines(1)}
+        decided = [d for d, _, _ in corpus.compiler_decisions(1)]
     assert "torch/_inductor/codegen/triton.py" in files and "torch/_inductor/codegen/simd.py" in files
+    assert any(d.startswith("triton ") for d in decided), decided  # read from the wrapper's comments
+
+
+_CPP_KERNEL = '''#include <torch/csrc/inductor/cpp_prefix.h>
+extern "C"  void  cpp_fused_index_select_sum_0(const float* in_ptr0, const int64_t* in_ptr1, float* out_ptr0,
+                       const int64_t ks0)
+{
+    std::atomic<int> inductor_cpu_integer_div_error{0};
+    {
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(16L))
+        {
+            float tmp_acc0 = 0;
+            if(C10_LIKELY(x0 < static_cast<int64_t>(16L)))
+            {
+                auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + x0, static_cast<int64_t>(16));
+            }
+            if(C10_UNLIKELY(x0 >= static_cast<int64_t>(16L)))
+            {
+                tmp_acc0_vec = sum_masked_reduce(tmp_acc0_vec, tmp0, static_cast<int64_t>(ks0 - 16L));
+            }
+        }
+    }
+    {
+        #pragma omp parallel num_threads(2)
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(2L); x0+=static_cast<int64_t>(1L))
+        {
+            auto tmp0 = in_ptr1[static_cast<int64_t>(x0)];
+            TORCH_CHECK((0 <= tmp0) && (tmp0 < ks0), "index out of bounds: 0 <= tmp0 < ks0");
+            out_ptr0[x0] = in_ptr0[tmp0];
+        }
+    }
+}
+'''
+
+
+def test_each_cpp_loop_nest_is_one_combination_of_its_decisions():
+    from fuzzaoti.coverage import decisions
+
+    wrapper = "aoti_torch_cpu_bmm_out(buf0, arg0_1, arg1_1); aoti_torch_get_data_ptr(x); " \
+              "aoti_torch_proxy_executor_call_function(proxy_executor, 0, 1, int_array, 3, tensor_args);"
+    assert decisions.of_code(wrapper, _CPP_KERNEL) == ["cpp reduction vec=float tail", "cpp pointwise scalar omp check",
+                                                       "extern bmm", "extern proxy"]
+    assert decisions.histogram(Counter({"cpp reduction vec=float tail": 2, "cpp pointwise scalar omp check": 1})) == \
+        Counter({"cpp:reduction": 2, "cpp:vec=float": 2, "cpp:tail": 2, "cpp:pointwise": 1, "cpp:scalar": 1,
+                 "cpp:omp": 1, "cpp:check": 1})
+
+
+def test_a_triton_kernels_combination_names_its_heuristic_hint_and_index_width():
+    from fuzzaoti.coverage import decisions
+
+    source = ("@triton_heuristics.persistent_reduction(\n    size_hints={'x': 64, 'r0_': 128},\n"
+              "    reduction_hint=ReductionHint.INNER,\n)\n@triton.jit\ndef triton_per_fused_sum_0(in_ptr0, out_ptr0):\n"
+              "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None].to(tl.int64)\n"
+              "    tl.device_assert((0 <= tmp4) & (tmp4 < 7), 'index out of bounds')\n")
+    assert decisions.triton_kernel(source) == "triton persistent_reduction inner int64 assert"
+    assert decisions.triton_kernel("@triton_heuristics.pointwise(\n)\ndef k(): pass") == "triton pointwise int32"

@@ -155,7 +155,7 @@ class Campaign:
         finally:
             self.counts.worker_restarts = pool.restarts
             pool.close()
-            self.corpus.add_lines(self.campaign_id, pool.reached.take(), time.monotonic() - self.started)
+            self._store_coverage(pool, time.monotonic() - self.started)
             self.corpus.update_campaign(self.campaign_id, self.counts.stored(), status)
             self.echo(self.summary(status))
         return self.counts
@@ -335,7 +335,7 @@ class Campaign:
         c.batches += 1
         c.programs += len(drawn)
         done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
-        self.corpus.add_lines(self.campaign_id, pool.reached.take(), done_at)
+        self._store_coverage(pool, done_at)
         for case, outcome, early in zip(drawn, outcomes, recorded):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
@@ -361,6 +361,11 @@ class Campaign:
             self.last_echo = time.monotonic()
             self.echo(self.progress_line())
         return failed or cut_bisecting
+
+    def _store_coverage(self, pool: WorkerPool, seconds: float) -> None:
+        """The Inductor lines and decision combinations the workers reported, into the corpus."""
+        self.corpus.add_lines(self.campaign_id, pool.reached.take(), seconds)
+        self.corpus.add_decisions(self.campaign_id, pool.reached.take_decisions(), seconds)
 
     def _record(self, pool: WorkerPool, case: Case, outcome: Outcome) -> int:
         """Store a failure (a new finding, or one more hit of a stored one): its finding's id."""
@@ -487,6 +492,7 @@ class Campaign:
                 + (f", not yet shrunk or triaged: {json.dumps(waiting)} ('fuzzaoti shrink ID', "
                    "'fuzzaoti triage ID')" if waiting else "")
                 + self.slowest.describe(self.campaign_id)
-                + (f"; {len(self.pool.reached)} lines of torch/_inductor run by its compiles ('fuzzaoti coverage "
+                + (f"; {len(self.pool.reached)} lines of torch/_inductor run by its compiles and "
+                   f"{len(self.pool.reached.decided)} decision combinations taken ('fuzzaoti coverage "
                    f"--campaign {self.campaign_id}')" if self.settings.coverage and self.pool is not None else "")
                 + (f"; {self.pool.describe()}" if self.pool is not None else ""))

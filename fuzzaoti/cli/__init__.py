@@ -39,6 +39,7 @@ __all__ = ["DEFAULT_CORPUS", "EXIT_USAGE", "main"]
 def stats(corpus_path, corpus_dir, slowest_of) -> None:
     """Campaigns stored in the corpus: settings, duration and counts."""
     from fuzzaoti.corpus import Corpus
+    from fuzzaoti.coverage.report import Decided
     from fuzzaoti.findings.show import campaign_line
     from fuzzaoti.launch.status import status_lines
     from fuzzaoti.campaign.slowest import stored_case
@@ -49,6 +50,7 @@ def stats(corpus_path, corpus_dir, slowest_of) -> None:
         return
     with Corpus.open(corpus_path) as corpus:
         rows = corpus.campaigns()
+        decided = {c.id: Decided.of(corpus.compiler_decisions(c.id)) for c in rows}
     if slowest_of is not None:
         click.echo(stored_case(rows, slowest_of))
         return
@@ -56,6 +58,10 @@ def stats(corpus_path, corpus_dir, slowest_of) -> None:
         click.echo("no campaigns")
     for c in rows:
         click.echo(campaign_line(c))
+        single = decided[c.id].histogram()
+        if single:  # (a campaign run with --coverage)
+            click.echo(f"      decisions by kernels ({len(decided[c.id].by_combination)} combinations): "
+                       + ", ".join(f"{d} {n}" for d, n in single.most_common()))
 
 
 @main.command(name="list")

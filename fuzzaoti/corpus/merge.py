@@ -80,6 +80,9 @@ def _merge_one(shard: Corpus, into: Corpus, counts: MergeCounts) -> None:
         into.db["compiler_lines"].insert_all(  # (a line merged before keeps its first second)
             ({**row, "campaign_id": campaign_ids[row["campaign_id"]]} for row in shard.db["compiler_lines"].rows),
             ignore=True)
+        into.db["compiler_decisions"].insert_all(  # (the shard's whole count: merged again, not doubled)
+            ({**row, "campaign_id": campaign_ids[row["campaign_id"]]} for row in shard.db["compiler_decisions"].rows),
+            replace=True)
 
 
 def _merge_campaign(row: dict[str, Any], origin: str, into: Corpus, counts: MergeCounts) -> int:

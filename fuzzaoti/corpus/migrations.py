@@ -233,5 +233,19 @@ def _m014_assumption_records(db: sqlite_utils.Database) -> None:
 MIGRATIONS.append(("014_assumption_records", _m014_assumption_records))
 
 
+def _m015_compiler_decisions(db: sqlite_utils.Database) -> None:
+    """The decision combinations a campaign's compiles took (``fuzz --coverage``;
+    fuzzaoti.coverage.decisions), each with the campaign second it was first taken and how many
+    kernels took it."""
+    db["compiler_decisions"].create(
+        {"campaign_id": int, "decision": str, "seconds": float, "kernels": int},
+        pk=("campaign_id", "decision"),
+        foreign_keys=[("campaign_id", "campaigns", "id")],
+    )
+
+
+MIGRATIONS.append(("015_compiler_decisions", _m015_compiler_decisions))
+
+
 def new_uid() -> str:
     return uuid.uuid4().hex

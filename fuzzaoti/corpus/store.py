@@ -146,6 +146,24 @@ class Corpus:
         rows = self.db.execute("select file, line, seconds from compiler_lines where campaign_id = ?", [campaign_id])
         return [(f, n, s) for f, n, s in rows.fetchall()]
 
+    def add_decisions(self, campaign_id: int, decided: dict[str, int], seconds: float) -> None:
+        """Count the decision combinations ``campaign_id``'s compiles took (``decided``: each with
+        its kernels since the last call), ``seconds`` into it (a combination taken before keeps
+        its first second)."""
+        if decided:
+            with self.writing():
+                self.db.conn.executemany(
+                    "insert into compiler_decisions (campaign_id, decision, seconds, kernels) values (?, ?, ?, ?) "
+                    "on conflict (campaign_id, decision) do update set kernels = kernels + excluded.kernels",
+                    [(campaign_id, d, round(seconds, 1), n) for d, n in decided.items()])
+
+    def compiler_decisions(self, campaign_id: int) -> list[tuple[str, float, int]]:
+        """``(combination, seconds first taken, kernels)`` of every decision combination the
+        campaign's compiles took."""
+        rows = self.db.execute("select decision, seconds, kernels from compiler_decisions where campaign_id = ? "
+                               "order by seconds, decision", [campaign_id])
+        return [(d, s, n) for d, s, n in rows.fetchall()]
+
     def campaigns_with_lines(self) -> list[int]:
         """The campaigns that recorded compiler coverage (``fuzz --coverage``), oldest first."""
         return [r[0] for r in self.db.execute("select distinct campaign_id from compiler_lines order by campaign_id")]

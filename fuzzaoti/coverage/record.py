@@ -22,7 +22,10 @@ import inspect
 import os
 import sys
 import threading
+from collections import Counter
 from typing import Iterator
+
+from fuzzaoti.coverage import decisions
 
 #: the part of a path from which coverage names a file (``torch/_inductor/codegen/simd.py``)
 ROOT = f"torch{os.sep}_inductor{os.sep}"
@@ -32,6 +35,7 @@ _lock = threading.Lock()
 _enabled = False
 _seen: set[tuple[str, int]] = set()  # every line this process has reported (``take``)
 _new: set[tuple[str, int]] = set()  # lines reached since the last ``take``
+_decided: Counter = Counter()  # decision combinations of the compiles since ``take_decisions``
 
 
 def enable(on: bool = True) -> None:
@@ -66,6 +70,23 @@ def tracing() -> Iterator[None]:
         sys.settrace(None)
         with _lock:
             _new.update(lines)
+
+
+def note_compile(path: str, triton_sources: list[str]) -> None:
+    """Count the decision combinations (``coverage.decisions``) of the compile that wrote the
+    AOTI package at ``path`` and defined ``triton_sources`` (while ``enable``d)."""
+    if _enabled:
+        found = decisions.of_package(path) + [decisions.triton_kernel(s) for s in triton_sources]
+        with _lock:
+            _decided.update(found)
+
+
+def take_decisions() -> dict[str, int]:
+    """The decision combinations noted since the last call, with how many kernels took each."""
+    with _lock:
+        taken = dict(_decided)
+        _decided.clear()
+    return taken
 
 
 def is_function(code) -> bool:
@@ -103,9 +124,13 @@ class Reached:
         self._lock = threading.Lock()
         self._known: set[tuple[str, int]] = set()
         self._waiting: list[tuple[str, int]] = []
+        self.decided: Counter = Counter()  # every decision combination, with its kernels
+        self._decided_waiting: Counter = Counter()
 
-    def add(self, by_file: dict[str, list[int]]) -> None:
+    def add(self, by_file: dict[str, list[int]], decided: dict[str, int] | None = None) -> None:
         with self._lock:
+            self.decided.update(decided or {})
+            self._decided_waiting.update(decided or {})
             for name, lines in by_file.items():
                 for line in lines:
                     if (name, line) not in self._known:
@@ -116,6 +141,12 @@ class Reached:
         """The lines added since the last call, new to this campaign."""
         with self._lock:
             waiting, self._waiting = self._waiting, []
+        return waiting
+
+    def take_decisions(self) -> dict[str, int]:
+        """The decision combinations added since the last call, with their kernels since."""
+        with self._lock:
+            waiting, self._decided_waiting = dict(self._decided_waiting), Counter()
         return waiting
 
     def __len__(self) -> int:

@@ -9,10 +9,11 @@ ran (``fuzzaoti coverage`` names both versions when they differ).
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from fuzzaoti.coverage import decisions
 from fuzzaoti.coverage.record import is_function
 
 #: the campaign minutes at which ``growth`` counts the lines reached so far (and at its end)
@@ -170,3 +171,61 @@ def _share(reached: set[int], code: set[int] | None) -> str:
     if not code:
         return f"{len(reached):6d} lines"
     return f"{len(reached & code):6d} of {len(code):6d} lines ({100 * len(reached & code) / len(code):3.0f}%)"
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The decision combinations one campaign's compiles took (``coverage.decisions``):
+    ``{combination: (seconds first taken, kernels that took it)}``."""
+
+    by_combination: dict[str, tuple[float, int]]
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[str, float, int]]) -> Decided:
+        return cls({d: (s, n) for d, s, n in rows})
+
+    def growth(self) -> list[tuple[float, int]]:
+        """``(minute, combinations taken by then)``, as ``Lines.growth``."""
+        seconds = sorted(s for s, _ in self.by_combination.values())
+        if not seconds:
+            return []
+        points = [(m, sum(s <= m * 60 for s in seconds)) for m in MINUTES if m * 60 < seconds[-1]]
+        return points + [(seconds[-1] / 60, len(seconds))]
+
+    def histogram(self) -> Counter:
+        """Kernels per single decision (``cpp:vec=float``)."""
+        return decisions.histogram(Counter({d: n for d, (_, n) in self.by_combination.items()}))
+
+
+def decision_summary(decided: Decided, top: int = 15) -> list[str]:
+    """The decision combinations taken in all and by minute, and the single decisions by the
+    kernels that took them (a decision never taken is a path the generator never drives)."""
+    if not decided.by_combination:
+        return ["no compiler decisions recorded"]
+    kernels = sum(n for _, n in decided.by_combination.values())
+    single = decided.histogram()
+    out = [f"{len(decided.by_combination)} decision combinations taken by {kernels} kernels; "
+           "taken by minute: " + ", ".join(f"{m:.3g}: {n}" for m, n in decided.growth()),
+           f"single decisions ({len(single)}), by kernels:"]
+    out += [f"  {n:6d}  {d}" for d, n in single.most_common(top)]
+    if len(single) > top:
+        out.append(f"  ... {len(single) - top} more ('--function WORD' for those with WORD)")
+    return out
+
+
+def decision_matches(decided: Decided, part: str) -> list[str]:
+    """Each combination with ``part`` in it (``tail``, ``int64``, ``welford``), with its kernels
+    and the second it was first taken."""
+    found = sorted((d, s, n) for d, (s, n) in decided.by_combination.items() if part in d)
+    return [f"{n:6d} kernel{'s' if n != 1 else ''}, first at {s:.0f} s: {d}" for d, s, n in found] or [
+        f"no decision combination taken has {part!r} in it"]
+
+
+def decisions_against(mine: Decided, theirs: Decided, label: str, other: str) -> list[str]:
+    """The combinations one campaign took that the other did not, both ways."""
+    out = []
+    for a, b, a_name in ((mine, theirs, label), (theirs, mine, other)):
+        only = sorted(set(a.by_combination) - set(b.by_combination))
+        out.append(f"{len(only)} decision combinations taken by {a_name} alone")
+        out += [f"  {d}" for d in only[:20]]
+    return out

@@ -65,7 +65,8 @@ class BatchResult:
     alone, ``execute._Runner.probe``) are for the pool to check on their own. ``cases`` is None
     when the worker died before it could say. ``seconds``: worker time by stage; ``coverage``:
     the Inductor lines its compile ran that the worker had not reported before (a worker started
-    with ``WorkerConfig.coverage``; ``fuzzaoti.coverage.record``)."""
+    with ``WorkerConfig.coverage``; ``fuzzaoti.coverage.record``), and ``decisions`` the
+    decision combinations of its compiles (``fuzzaoti.coverage.decisions``)."""
 
     batch: Outcome | None = None
     cases: tuple[Outcome, ...] | None = None
@@ -75,6 +76,7 @@ class BatchResult:
     recheck: tuple[int, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
     coverage: dict[str, list[int]] = field(default_factory=dict)
+    decisions: dict[str, int] = field(default_factory=dict)  # combination -> kernels (``coverage.decisions``)
 
     def outcomes(self) -> list[Outcome]:
         """Every outcome in it, the batch's first."""
@@ -96,7 +98,7 @@ class BatchResult:
                 "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
                 "suspect": self.suspect, "faulted": self.faulted, "pinned": self.pinned,
                 "recheck": list(self.recheck), "seconds": dict(self.seconds),
-                "coverage": dict(self.coverage)}
+                "coverage": dict(self.coverage), "decisions": dict(self.decisions)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchResult:
@@ -105,7 +107,8 @@ class BatchResult:
                    cases=tuple(_outcome(o) for o in cases) if cases is not None else None,
                    suspect=data.get("suspect"), faulted=bool(data.get("faulted")),
                    pinned=bool(data.get("pinned")), recheck=tuple(data.get("recheck") or ()),
-                   seconds=dict(data.get("seconds") or {}), coverage=dict(data.get("coverage") or {}))
+                   seconds=dict(data.get("seconds") or {}), coverage=dict(data.get("coverage") or {}),
+                   decisions={str(k): int(v) for k, v in (data.get("decisions") or {}).items()})
 
 
 def _dict(outcome: Outcome | None) -> dict[str, Any] | None:

@@ -44,7 +44,7 @@ class AotiBackend:
             ep = stage("export", progress, lambda: self.export(namespace, example))
             configs = inductor_options(program)
             # (recording lines only in a worker started to: WorkerConfig.coverage)
-            with record.tracing(), compat.cpp_kernel_nests() as nests:
+            with record.tracing(), compat.cpp_kernel_nests() as nests, compat.triton_kernel_sources() as triton:
                 try:
                     path, guards = stage("compile", progress,
                                          lambda: compat.aoti_compile_noting_guards(ep, path, configs))
@@ -52,6 +52,7 @@ class AotiBackend:
                     failure.kernels = kernel_members(nests, program)
                     raise
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
+            record.note_compile(path, triton)  # (its decisions, in a worker started to record coverage)
             kernels = kernel_members(nests, program)
         loaded = stage("load", progress, lambda: self.load(path, program, namespace, device))
         if saved is None:

@@ -1,0 +1,147 @@
+"""Compiler decisions: what Inductor chose for each kernel of a compile, read from its code.
+
+Lines of Inductor say which code ran; they do not say what it decided. One line of
+``codegen/cpp.py`` emits a vector loop's masked tail and a scalar loop alike, and a bug of the
+int8 inactive-lanes kind lives in one combination (a vectorized int8 max reduction with a tail)
+that a campaign may never draw while every line around it is covered. So each compile's
+generated code is read for its decisions, kernel by kernel:
+
+* a C++ kernel's loop nest (Inductor puts every nest between two extern calls into one C++
+  function; each nest is one group of nodes): pointwise or reduction (Welford, cascade sum), its
+  vector lanes' dtypes or scalar, a masked tail loop, OpenMP parallel, an index bounds check,
+  atomic adds;
+* a Triton kernel (its source as Inductor's Triton scheduling defines it): its heuristic (pointwise, reduction, persistent reduction, template, ...), its reduction hint,
+  64- or 32-bit indexing, device asserts, atomics, ``tl.dot``;
+* each extern (fallback) kernel the wrapper calls, by name.
+
+A *decision* is one such fact (``cpp:vec=float``); a *combination* is one kernel's or nest's
+facts together (``cpp reduction vec=float tail``), the unit the guided campaign counts as new.
+Reading text is the same on every torch from 2.11 to 2.15 where hooks into the scheduler are
+not; a release that renames what is read here shows as fewer decisions, never as an error.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+
+_EXTERN_C = re.compile(r'extern "C"\s+void\s+(\w+)\s*\(')
+_VEC_DTYPE = re.compile(r"Vectorized(?:N)?<(?:\w+::)*(\w+)")  # (at::BFloat16 as BFloat16)
+_TRITON_KERNEL = re.compile(r"@triton_heuristics\.(\w+)\(")
+_REDUCTION_HINT = re.compile(r"ReductionHint\.(\w+)")
+_EXTERN_CALL = re.compile(r"\baoti_torch_(?:cpu|cuda)_(\w+?)(?:_out)?\(")
+_PROXY = "aoti_torch_proxy_executor_call_function"
+
+
+def cpp_nests(kernel_code: str) -> list[str]:
+    """The loop nests of every C++ kernel function in ``kernel_code``, in order: the blocks at
+    the top level of each function's body."""
+    nests = []
+    for found in _EXTERN_C.finditer(kernel_code):
+        body_at = kernel_code.find("{", kernel_code.find(")", found.end()))
+        if body_at < 0:
+            continue
+        depth, start = 0, None
+        for at in range(body_at, len(kernel_code)):
+            char = kernel_code[at]
+            if char == "{":
+                depth += 1
+                if depth == 2:
+                    start = at
+            elif char == "}":
+                depth -= 1
+                if depth == 1 and start is not None:
+                    if "for(" in kernel_code[start:at]:  # (not a brace initializer: ``error{0}``)
+                        nests.append(kernel_code[start:at + 1])
+                    start = None
+                elif depth == 0:
+                    break
+    return nests
+
+
+def cpp_nest(nest: str) -> str:
+    """One C++ loop nest's decisions as a combination: ``cpp KIND [vec=D,...|scalar] [tail]
+    [omp] [check] [atomic]``."""
+    if "Welford" in nest:
+        kind = "welford"
+    elif "CascadeSumHelper" in nest or "cascade_sum_combine" in nest:
+        kind = "cascade-sum"
+    elif "tmp_acc" in nest:
+        kind = "reduction"
+    else:
+        kind = "pointwise"
+    dtypes = sorted(set(_VEC_DTYPE.findall(nest)))
+    words = ["cpp", kind, f"vec={','.join(dtypes)}" if dtypes else "scalar"]
+    if dtypes and "C10_UNLIKELY(" in nest:
+        words.append("tail")
+    if "#pragma omp" in nest:
+        words.append("omp")
+    if "index out of bounds" in nest:
+        words.append("check")
+    if "atomic_add" in nest:
+        words.append("atomic")
+    return " ".join(words)
+
+
+def triton_kernel(source: str) -> str:
+    """One Triton kernel's decisions as a combination: ``triton HEURISTIC [hint] int32|int64
+    [assert] [atomic] [dot]``."""
+    heuristic = _TRITON_KERNEL.search(source)
+    words = ["triton", heuristic.group(1) if heuristic else "unknown"]
+    hint = _REDUCTION_HINT.search(source)
+    if hint and hint.group(1) != "DEFAULT":
+        words.append(hint.group(1).lower())
+    words.append("int64" if "tl.int64" in source else "int32")
+    for text, word in (("tl.device_assert", "assert"), ("atomic_add", "atomic"), ("tl.dot", "dot")):
+        if text in source:
+            words.append(word)
+    return " ".join(words)
+
+
+def externs(wrapper_code: str) -> list[str]:
+    """The extern kernels a wrapper calls: ``extern NAME`` for each C shim op, ``extern proxy``
+    for one run through the proxy executor (an op without a shim)."""
+    found = {f"extern {name}" for name in _EXTERN_CALL.findall(wrapper_code)
+             if not name.startswith(("get_", "create_", "delete_", "tensor_", "assign_", "new_"))}
+    if _PROXY in wrapper_code:
+        found.add("extern proxy")
+    return sorted(found)
+
+
+def of_code(wrapper_code: str, kernel_code: str) -> list[str]:
+    """The combinations of one compile's C++ code: each C++ loop nest's, each extern's."""
+    return [cpp_nest(n) for n in cpp_nests(kernel_code)] + externs(wrapper_code)
+
+
+def of_package(path: str) -> list[str]:
+    """The C++ combinations of the compile that wrote the AOTI package at ``path`` (its wrapper
+    and kernel sources, which a package keeps beside the built library); none where it holds no
+    source. (A GPU package holds no Triton source: ``triton_kernel`` reads each kernel's as
+    Inductor defines it, ``compat.triton_kernel_sources``.)"""
+    wrapper, kernel = [], []
+    try:
+        with zipfile.ZipFile(path) as package:
+            for name in package.namelist():
+                if name.endswith(".wrapper.cpp"):
+                    wrapper.append(package.read(name).decode(errors="replace"))
+                elif name.endswith(".kernel.cpp"):
+                    kernel.append(package.read(name).decode(errors="replace"))
+    except (OSError, zipfile.BadZipFile):
+        return []
+    return of_code("\n".join(wrapper), "\n".join(kernel))
+
+
+def parts(combination: str) -> list[str]:
+    """A combination's single decisions, each named by its backend: ``cpp:vec=float``."""
+    backend, *words = combination.split()
+    return [f"{backend}:{w}" for w in words] if backend in ("cpp", "triton") else [combination]
+
+
+def histogram(combinations: Counter) -> Counter:
+    """How many kernels took each single decision, from a count of combinations."""
+    single: Counter = Counter()
+    for combination, n in combinations.items():
+        for part in parts(combination):
+            single[part] += n
+    return single
