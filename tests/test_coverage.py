@@ -1,6 +1,7 @@
 """Compiler coverage: the Inductor lines compiles ran (fuzzaoti/coverage/), stored and reported."""
 
 import importlib.util
+import re
 import textwrap
 from collections import Counter
 
@@ -147,9 +148,12 @@ def test_coverage_command_errors_are_one_line(tmp_path):
 def test_a_campaign_with_coverage_stores_the_cpp_codegen_lines_its_compile_ran(tmp_path):
     db = str(tmp_path / "c.db")
     runner = CliRunner()
-    result = runner.invoke(main, ["fuzz", "--coverage", "--max-batches", "1", "--batch-size", "4", "--shrink-minutes",
+    # --guided records coverage as --coverage does, and learns from the batch's programs
+    result = runner.invoke(main, ["fuzz", "--guided", "--max-batches", "1", "--batch-size", "4", "--shrink-minutes",
                                   "0", "--no-triage", "--corpus", db], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert re.search(r"guided: \d+ seeds, mutants \d+% of draws; 0 of 0 mutant programs took a new combination, "
+                     r"\d+ of [1-4] fresh programs", result.output), result.output
     assert "decision combinations taken ('fuzzaoti coverage --campaign 1')" in result.output
     with Corpus.open(db) as corpus:
         files = {f for f, _, _ in corpus.compiler_lines(1)}
@@ -221,6 +225,17 @@ def test_each_cpp_loop_nest_is_one_combination_of_its_decisions():
     assert decisions.histogram(Counter({"cpp reduction vec=float tail": 2, "cpp pointwise scalar omp check": 1})) == \
         Counter({"cpp:reduction": 2, "cpp:vec=float": 2, "cpp:tail": 2, "cpp:pointwise": 1, "cpp:scalar": 1,
                  "cpp:omp": 1, "cpp:check": 1})
+
+
+def test_each_members_combinations_are_those_of_the_loop_nests_computing_its_nodes():
+    # the guided campaign learns which program of a merged batch took a combination from this
+    from fuzzaoti.coverage import decisions
+
+    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1], [0, 2]]}) == {
+        1: ["cpp reduction vec=float tail"], 0: ["cpp pointwise scalar omp check"],
+        2: ["cpp pointwise scalar omp check"]}
+    # a kernel whose recorded nests do not line up with its code is left out, not guessed at
+    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1]]}) == {}
 
 
 def test_a_triton_kernels_combination_names_its_heuristic_hint_and_index_width():

@@ -171,7 +171,7 @@ def test_an_illegal_memory_access_surfacing_after_a_big_run_names_its_member(mon
         if len(calls) == 1:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(execute, "_release", release)
+    monkeypatch.setattr(execute, "release_memory", release)
     result = check_batch(_job([_program("neg"), _program("abs")], RUNS[:1]), lambda stage: None)
     assert result.batch.symptom == "illegal_memory_access" and result.suspect == 0
 

@@ -41,6 +41,7 @@ from fuzzaoti.model.case import Case
 from fuzzaoti.campaign.slowest import SlowestRun
 from fuzzaoti.strategies import batch_config_sets, batches, cases_per_batch, crossing_first, get_profile
 from fuzzaoti.campaign.follow_up import FollowUps, deferred
+from fuzzaoti.campaign.guided import Guide
 from fuzzaoti.workers.placement import default_max_bytes, default_workers, pin_gpu, wants_standby
 from fuzzaoti.workers.worker import WorkerConfig
 
@@ -88,6 +89,7 @@ class Campaign:
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
+        self.guide = Guide() if settings_.guided else None  # fuzz --guided
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
         # batches submitted under _ramp_cap's cap; -1 once ramped up, or resumed (it ramped before)
         self.ramped = 0 if resume_id is None else -1
@@ -119,7 +121,7 @@ class Campaign:
         pool = self.pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes,
-                         coverage=s.coverage),
+                         coverage=s.coverage or s.guided),
             workers=workers,
             worker_env=(lambda k: pin_gpu(k, s.gpus)) if s.device == "cuda" else None,
             standby=wants_standby(s.device),
@@ -198,7 +200,7 @@ class Campaign:
         # a batch checks the first `size` drawn cases the quarantine does not set aside (a task
         # of N shards keeps one in N: drawing N times more stalled Hypothesis for minutes)
         count = cases_per_batch(s.profile, s.batch_size)
-        batch = batches(self.config_sets, count, s.device, s.profile, self.max_bytes, s.runs_per_program)
+        batch = batches(self.config_sets, count, s.device, s.profile, self.max_bytes, s.runs_per_program, self.guide)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
@@ -336,6 +338,8 @@ class Campaign:
         c.programs += len(drawn)
         done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
         self._store_coverage(pool, done_at)
+        if self.guide is not None:
+            self.guide.learn(drawn, pool.reached.take_novel())
         for case, outcome, early in zip(drawn, outcomes, recorded):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped
@@ -458,24 +462,13 @@ class Campaign:
         c, elapsed = self.counts, time.monotonic() - self.started
         rate = (c.programs - self.before.programs) / max(elapsed / 60, 1e-9)
         line = (f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}] batch {c.batches}: {c.programs} programs "
-                f"({rate:.1f}/min), {c.runs_checked} shapes checked{self._large_note()}, {c.runs_skipped} skipped, "
+                f"({rate:.1f}/min), {c.runs_checked} shapes checked{self.counts.runs_note()}, {c.runs_skipped} skipped, "
                 f"{c.invalid} invalid, {c.failures} failures ({c.new_findings} new findings), "
                 f"{c.worker_restarts} worker restarts, {c.quarantined} quarantined, next batch {self.batching.describe()}")
         pool = self.pool
         if pool is not None and (workers or len(pool.workers) > 1 or self.settings.device == "cuda"):
             line += " | " + pool.describe_workers()
         return line
-
-    def _large_note(self) -> str:
-        """`` (N past a crossing, N breaking an Inductor assumption, N over budget, N out of memory,
-        N not run at the deadline)`` where any is non-zero."""
-        c = self.counts
-        parts = [f"{n} {what}" for n, what in ((c.runs_large, f"past a crossing, of {c.programs_large} programs"),
-                                              (c.runs_directed, "breaking an Inductor assumption"),
-                                              (c.runs_over_budget, "over --max-bytes"),
-                                              (c.runs_oom, "out of memory"),
-                                              (c.runs_cut, "not run at the deadline")) if n]
-        return f" ({', '.join(parts)})" if parts else ""
 
     def summary(self, status: str) -> str:
         c = self.counts
@@ -485,7 +478,7 @@ class Campaign:
             took_note += f" ({took - self.followed_up_s:.0f} s generating, {self.followed_up_s:.0f} s following up)"
         waiting = self.follow_ups.waiting if self.follow_ups is not None else []
         return (f"campaign {self.campaign_id} {status} after {took_note}: "
-                f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked{self._large_note()}, "
+                f"{c.programs} programs in {c.batches} batches, {c.runs_checked} shapes checked{self.counts.runs_note()}, "
                 f"{c.failures} failures, {c.quarantined} quarantined, new findings: {json.dumps(c.finding_ids)}"
                 + (f", {c.replayed} past failing batches replayed" if c.replayed else "")
                 + (f", {c.repeats} repeated programs not checked again" if c.repeats else "")
@@ -494,5 +487,7 @@ class Campaign:
                 + self.slowest.describe(self.campaign_id)
                 + (f"; {len(self.pool.reached)} lines of torch/_inductor run by its compiles and "
                    f"{len(self.pool.reached.decided)} decision combinations taken ('fuzzaoti coverage "
-                   f"--campaign {self.campaign_id}')" if self.settings.coverage and self.pool is not None else "")
+                   f"--campaign {self.campaign_id}')" if (self.settings.coverage or self.settings.guided)
+                   and self.pool is not None else "")
+                + (f"; {self.guide.describe()}" if self.guide is not None else "")
                 + (f"; {self.pool.describe()}" if self.pool is not None else ""))

@@ -41,6 +41,7 @@ class CampaignSettings:
     shard: int = 0  # this task's part of a campaign spread over ``shards`` tasks (fuzzaoti.launch.shards)
     shards: int = 1
     coverage: bool = False  # record the Inductor lines the compiles run (fuzzaoti.coverage)
+    guided: bool = False  # draw a share of programs as mutants of new-decision seeds (campaign.guided); records coverage
 
     def __post_init__(self) -> None:
         check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens
@@ -72,6 +73,17 @@ class Counts:
     def stored(self) -> dict[str, int]:
         """The counts a campaign's row keeps (``corpus.campaign_record.COUNT_COLUMNS``)."""
         return {k: getattr(self, k) for k in COUNT_COLUMNS}
+
+    def runs_note(self) -> str:
+        """`` (N past a crossing, N breaking an Inductor assumption, N over budget, N out of memory,
+        N not run at the deadline)`` where any is non-zero."""
+        c = self
+        parts = [f"{n} {what}" for n, what in ((c.runs_large, f"past a crossing, of {c.programs_large} programs"),
+                                              (c.runs_directed, "breaking an Inductor assumption"),
+                                              (c.runs_over_budget, "over --max-bytes"),
+                                              (c.runs_oom, "out of memory"),
+                                              (c.runs_cut, "not run at the deadline")) if n]
+        return f" ({', '.join(parts)})" if parts else ""
 
 
 class Mark(NamedTuple):

@@ -63,9 +63,13 @@ from fuzzaoti.strategies.profiles import PROFILES
 @click.option("--coverage", is_flag=True, default=False,
               help="Record the lines of torch/_inductor the compiles run (on CPU 1.08x the compile time), for "
                    "'fuzzaoti coverage': how much of Inductor a campaign reached, and when.")
+@click.option("--guided", is_flag=True, default=False,
+              help="Draw a share of programs as mutants of those whose compile took a decision combination "
+                   "new to the campaign (records coverage too; the share follows what each kind of draw "
+                   "yields).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
          shrink_minutes, follow_up_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate,
-         resume_id, shard, coverage) -> None:
+         resume_id, shard, coverage, guided) -> None:
     """Run a fuzz campaign and store its findings in the corpus."""
     from fuzzaoti.campaign import Campaign, CampaignSettings
     from fuzzaoti.corpus import Corpus
@@ -81,7 +85,7 @@ def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, 
             canary=inject, batch_size=batch_size, workers=workers, gpus=gpus, max_batches=max_batches,
             shrink_minutes=shrink_minutes, follow_up_minutes=follow_up_minutes, triage=triage, profile=profile,
             max_bytes=max_bytes, configs=configs, known_file=known_file, quarantine_rate=quarantine_rate,
-            shard=shard, shards=shards, coverage=coverage)
+            shard=shard, shards=shards, coverage=coverage, guided=guided)
         if device == "cuda":
             require_cuda()
     if os.path.exists(corpus_path):  # its findings' programs are replayed and quarantined: validated first

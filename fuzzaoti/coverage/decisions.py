@@ -37,8 +37,14 @@ _PROXY = "aoti_torch_proxy_executor_call_function"
 def cpp_nests(kernel_code: str) -> list[str]:
     """The loop nests of every C++ kernel function in ``kernel_code``, in order: the blocks at
     the top level of each function's body."""
-    nests = []
+    return [nest for nests in cpp_kernels(kernel_code).values() for nest in nests]
+
+
+def cpp_kernels(kernel_code: str) -> dict[str, list[str]]:
+    """Each C++ kernel function of ``kernel_code`` by name, as its loop nests in order."""
+    kernels: dict[str, list[str]] = {}
     for found in _EXTERN_C.finditer(kernel_code):
+        nests = kernels.setdefault(found.group(1), [])
         body_at = kernel_code.find("{", kernel_code.find(")", found.end()))
         if body_at < 0:
             continue
@@ -57,7 +63,27 @@ def cpp_nests(kernel_code: str) -> list[str]:
                     start = None
                 elif depth == 0:
                     break
-    return nests
+    return kernels
+
+
+def by_member(kernel_code: str, kernels: dict[str, list[list[int]]]) -> dict[int, list[str]]:
+    """The combinations of each member of a merged program: each C++ loop nest's combination
+    goes to the members whose nodes it computes (``kernels``: a kernel's nests as members, from
+    ``compile.backends.aoti.kernel_members``; a kernel whose nests do not line up with its code
+    is left out). The members of a merged program share no tensor, so a nest computes one
+    member's nodes unless Inductor put two members' into it (then it counts for both): this is
+    how the guided campaign tells which program of a batch took a new combination without
+    compiling any of them again."""
+    found: dict[int, list[str]] = {}
+    for name, nests in cpp_kernels(kernel_code).items():
+        members = kernels.get(name)
+        if members is None or len(members) != len(nests):
+            continue
+        for nest, who in zip(nests, members):
+            combination = cpp_nest(nest)
+            for m in who:
+                found.setdefault(m, []).append(combination)
+    return found
 
 
 def cpp_nest(nest: str) -> str:
@@ -119,6 +145,11 @@ def of_package(path: str) -> list[str]:
     and kernel sources, which a package keeps beside the built library); none where it holds no
     source. (A GPU package holds no Triton source: ``triton_kernel`` reads each kernel's as
     Inductor defines it, ``compat.triton_kernel_sources``.)"""
+    return of_code(*package_code(path))
+
+
+def package_code(path: str) -> tuple[str, str]:
+    """The wrapper and kernel C++ sources of the AOTI package at ``path`` ("" where none)."""
     wrapper, kernel = [], []
     try:
         with zipfile.ZipFile(path) as package:
@@ -128,8 +159,8 @@ def of_package(path: str) -> list[str]:
                 elif name.endswith(".kernel.cpp"):
                     kernel.append(package.read(name).decode(errors="replace"))
     except (OSError, zipfile.BadZipFile):
-        return []
-    return of_code("\n".join(wrapper), "\n".join(kernel))
+        return "", ""
+    return "\n".join(wrapper), "\n".join(kernel)
 
 
 def parts(combination: str) -> list[str]:

@@ -36,6 +36,7 @@ _enabled = False
 _seen: set[tuple[str, int]] = set()  # every line this process has reported (``take``)
 _new: set[tuple[str, int]] = set()  # lines reached since the last ``take``
 _decided: Counter = Counter()  # decision combinations of the compiles since ``take_decisions``
+_by_program: dict[str, list[str]] = {}  # each program's own combinations, where attributed
 
 
 def enable(on: bool = True) -> None:
@@ -72,21 +73,33 @@ def tracing() -> Iterator[None]:
             _new.update(lines)
 
 
-def note_compile(path: str, triton_sources: list[str]) -> None:
+def note_compile(path: str, triton_sources: list[str], kernels: dict[str, list[list[int]]]) -> dict[int, list[str]]:
     """Count the decision combinations (``coverage.decisions``) of the compile that wrote the
-    AOTI package at ``path`` and defined ``triton_sources`` (while ``enable``d)."""
-    if _enabled:
-        found = decisions.of_package(path) + [decisions.triton_kernel(s) for s in triton_sources]
-        with _lock:
-            _decided.update(found)
-
-
-def take_decisions() -> dict[str, int]:
-    """The decision combinations noted since the last call, with how many kernels took each."""
+    AOTI package at ``path`` and defined ``triton_sources`` (while ``enable``d), and return each
+    member's own (``decisions.by_member``, from ``kernels``: its C++ loop nests' members)."""
+    if not _enabled:
+        return {}
+    wrapper, kernel = decisions.package_code(path)
+    found = decisions.of_code(wrapper, kernel) + [decisions.triton_kernel(s) for s in triton_sources]
     with _lock:
-        taken = dict(_decided)
+        _decided.update(found)
+    return decisions.by_member(kernel, kernels)
+
+
+def note_programs(by_program: dict[str, list[str]]) -> None:
+    """Keep each program's own combinations (by program id) for ``take_decisions``."""
+    with _lock:
+        _by_program.update(by_program)
+
+
+def take_decisions() -> tuple[dict[str, int], dict[str, list[str]]]:
+    """The decision combinations noted since the last call, with how many kernels took each,
+    and each program's own, where they could be told apart."""
+    with _lock:
+        taken, mine = dict(_decided), dict(_by_program)
         _decided.clear()
-    return taken
+        _by_program.clear()
+    return taken, mine
 
 
 def is_function(code) -> bool:
@@ -126,11 +139,18 @@ class Reached:
         self._waiting: list[tuple[str, int]] = []
         self.decided: Counter = Counter()  # every decision combination, with its kernels
         self._decided_waiting: Counter = Counter()
+        self._owned: set[str] = set()  # the combinations some program was told apart taking
+        self._novel: dict[str, int] = {}  # program id -> combinations it took first (0: none)
 
-    def add(self, by_file: dict[str, list[int]], decided: dict[str, int] | None = None) -> None:
+    def add(self, by_file: dict[str, list[int]], decided: dict[str, int] | None = None,
+            by_program: dict[str, list[str]] | None = None) -> None:
         with self._lock:
             self.decided.update(decided or {})
             self._decided_waiting.update(decided or {})
+            for program_id, combinations in (by_program or {}).items():
+                new = set(combinations) - self._owned
+                self._owned |= new
+                self._novel[program_id] = self._novel.get(program_id, 0) + len(new)
             for name, lines in by_file.items():
                 for line in lines:
                     if (name, line) not in self._known:
@@ -142,6 +162,13 @@ class Reached:
         with self._lock:
             waiting, self._waiting = self._waiting, []
         return waiting
+
+    def take_novel(self) -> dict[str, int]:
+        """For each program whose own combinations came since the last call, how many of them
+        no program had taken before (0 for none): what the guided campaign learns from."""
+        with self._lock:
+            novel, self._novel = self._novel, {}
+        return novel
 
     def take_decisions(self) -> dict[str, int]:
         """The decision combinations added since the last call, with their kernels since."""

@@ -23,8 +23,9 @@ from fuzzaoti.compile import render
 from fuzzaoti.compile.backends import StageFailure, get_backend
 from fuzzaoti.model.case import Case
 from fuzzaoti.compile.assumptions import broken
+from fuzzaoti.coverage import record
 from fuzzaoti.workers import blame, directed, faults
-from fuzzaoti.workers.placement import device_budget
+from fuzzaoti.workers.placement import device_budget, release_memory
 from fuzzaoti.workers.clock import Progress, StageClock
 from fuzzaoti.workers.protocol import Announcement, BatchResult, Job
 from fuzzaoti.model.concrete import input_specs
@@ -182,7 +183,7 @@ class _Member:
                 raise
             if symptom_of_exception(exc) == "oom":
                 self.oom += 1
-                _release(device)
+                release_memory(device)
                 return None
             message = f"eager failed: {type(exc).__name__}: {exc}"[:2000]
             if self.program.rejects_indices:
@@ -197,14 +198,6 @@ class _Member:
 
     def example_inputs(self, device: str) -> list:
         return make_inputs(input_specs(self.program, self.program.hint_env(), example=True), 0, device)
-
-
-def _release(device: str) -> None:
-    """Hand a big run's memory back to the GPU: the workers sharing it each keep to a budget."""
-    if device == "cuda":
-        import torch
-
-        torch.cuda.empty_cache()
 
 
 def check_batch(job: Job, progress: Progress) -> BatchResult:
@@ -304,6 +297,8 @@ def _check_compiled(members: list[_Member], backend, device: str, progress: Stag
                 if not members:
                     return None
         faults.note_kernels(prepared.kernels, [m.index for m in members])
+        record.note_programs({members[k].program.id: found for k, found in prepared.decisions.items()
+                              if k < len(members)})
         directed.add_runs(members, prepared.assumptions, members[0].max_bytes, LATER)
         examples = batch.split(example, programs, lambda p: len(p.inputs))
         offsets = [sum(len(p.inputs) for p in programs[:k]) for k in range(len(programs))]
@@ -363,14 +358,14 @@ class _Runner:
             failure = self(r, {k: expected}, big=True)
             if self.run_s is not None:
                 member.timed(r, self.run_s)
-            _release(self.device)  # (where an asynchronous illegal memory access may surface)
+            release_memory(self.device)  # (where an asynchronous illegal memory access may surface)
         except Exception as exc:  # noqa: BLE001
             if symptom_of_exception(exc) != "oom":
                 member.suspect, member.failed_run = True, r  # (an illegal memory access reading its outputs, say)
                 raise
             member.oom += 1
             failure = None
-            _release(self.device)
+            release_memory(self.device)
         return failure
 
     def refused(self, r: int, k: int, expected: Refused) -> None:

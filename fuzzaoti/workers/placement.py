@@ -99,3 +99,11 @@ def _gpu_count() -> int:
     import torch
 
     return torch.cuda.device_count()
+
+
+def release_memory(device: str) -> None:
+    """Hand a big run's memory back to the GPU: the workers sharing it each keep to a budget."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()

@@ -349,7 +349,7 @@ class WorkerPool:
         started = time.monotonic()
         result = worker.check(job)
         seconds = time.monotonic() - started
-        self.reached.add(result.coverage, result.decisions)
+        self.reached.add(result.coverage, result.decisions, result.program_decisions)
         if worker.closed:  # the pool closed it mid-check (the campaign's end): its death is no
             # crash of these cases, and their outcome is no one's (a summary had counted the
             # SIGKILL of the close as a batch failed by "out of memory?")

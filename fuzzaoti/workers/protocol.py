@@ -77,6 +77,7 @@ class BatchResult:
     seconds: dict[str, float] = field(default_factory=dict)
     coverage: dict[str, list[int]] = field(default_factory=dict)
     decisions: dict[str, int] = field(default_factory=dict)  # combination -> kernels (``coverage.decisions``)
+    program_decisions: dict[str, list[str]] = field(default_factory=dict)  # program id -> its own combinations
 
     def outcomes(self) -> list[Outcome]:
         """Every outcome in it, the batch's first."""
@@ -98,7 +99,8 @@ class BatchResult:
                 "cases": [_dict(o) for o in self.cases] if self.cases is not None else None,
                 "suspect": self.suspect, "faulted": self.faulted, "pinned": self.pinned,
                 "recheck": list(self.recheck), "seconds": dict(self.seconds),
-                "coverage": dict(self.coverage), "decisions": dict(self.decisions)}
+                "coverage": dict(self.coverage), "decisions": dict(self.decisions),
+                "program_decisions": dict(self.program_decisions)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchResult:
@@ -108,7 +110,9 @@ class BatchResult:
                    suspect=data.get("suspect"), faulted=bool(data.get("faulted")),
                    pinned=bool(data.get("pinned")), recheck=tuple(data.get("recheck") or ()),
                    seconds=dict(data.get("seconds") or {}), coverage=dict(data.get("coverage") or {}),
-                   decisions={str(k): int(v) for k, v in (data.get("decisions") or {}).items()})
+                   decisions={str(k): int(v) for k, v in (data.get("decisions") or {}).items()},
+                   program_decisions={str(k): [str(c) for c in v]
+                                      for k, v in (data.get("program_decisions") or {}).items()})
 
 
 def _dict(outcome: Outcome | None) -> dict[str, Any] | None:

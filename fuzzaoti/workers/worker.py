@@ -84,7 +84,7 @@ def _serve(config: WorkerConfig, stderr_path: str) -> None:
             result = {"internal_error": traceback.format_exc()}
         if config.coverage:
             result["coverage"] = record.take()
-            result["decisions"] = record.take_decisions()
+            result["decisions"], result["program_decisions"] = record.take_decisions()
         send("result", result)
 
 

@@ -52,8 +52,8 @@ class AotiBackend:
                     failure.kernels = kernel_members(nests, program)
                     raise
             assumed = assumptions.from_guards(guards, compat.input_size_exprs(ep), program)
-            record.note_compile(path, triton)  # (its decisions, in a worker started to record coverage)
             kernels = kernel_members(nests, program)
+            decided = record.note_compile(path, triton, kernels)  # (in a worker started to record coverage)
         loaded = stage("load", progress, lambda: self.load(path, program, namespace, device))
         if saved is None:
             ranges, sizes, strides = compat.exported_ranges(ep), compat.exported_sizes(ep), compat.exported_strides(ep)
@@ -63,9 +63,9 @@ class AotiBackend:
             save_ranges(path + ".ranges.json", ranges, sizes, strides)  # (last: the package is whole)
         else:
             (ranges, sizes, strides), assumed = saved, assumptions.load(path + ".assumptions.json")
-            kernels = _saved_kernels(path + ".kernels.json")
+            kernels, decided = _saved_kernels(path + ".kernels.json"), {}
         return Prepared(run=lambda *inputs: list(loaded(*inputs)), ranges=ranges, assumptions=assumed, sizes=sizes,
-                        strides=strides, kernels=kernels)
+                        strides=strides, kernels=kernels, decisions=decided)
 
 
 def kernel_members(nests: dict[str, list[list[list[str]]]], program: Program) -> dict[str, list[list[int]]]:

@@ -65,6 +65,8 @@ class Prepared:
     strides: Sizes = field(default_factory=dict)  # each input axis's stride (``compat.exported_strides``)
     # each C++ kernel's loop nests as the members whose nodes they compute (``aoti.kernel_members``)
     kernels: Mapping[str, list[list[int]]] = field(default_factory=dict)
+    # each member's decision combinations, where its compile recorded them (``coverage.decisions``)
+    decisions: Mapping[int, list[str]] = field(default_factory=dict)
 
     def accepts(self, shapes: list[tuple[int, ...]], offset: int = 0,
                 strides: list[tuple[int, ...]] | None = None) -> bool:
