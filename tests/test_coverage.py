@@ -202,13 +202,26 @@ extern "C"  void  cpp_fused_index_select_sum_0(const float* in_ptr0, const int64
             }
         }
     }
+    #pragma omp parallel num_threads(2)
     {
-        #pragma omp parallel num_threads(2)
-        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(2L); x0+=static_cast<int64_t>(1L))
+        int tid = omp_get_thread_num();
         {
-            auto tmp0 = in_ptr1[static_cast<int64_t>(x0)];
-            TORCH_CHECK((0 <= tmp0) && (tmp0 < ks0), "index out of bounds: 0 <= tmp0 < ks0");
-            out_ptr0[x0] = in_ptr0[tmp0];
+            #pragma omp for
+            for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(2L); x0+=static_cast<int64_t>(1L))
+            {
+                auto tmp0 = in_ptr1[static_cast<int64_t>(x0)];
+                TORCH_CHECK((0 <= tmp0) && (tmp0 < ks0), "index out of bounds: 0 <= tmp0 < ks0");
+                out_ptr0[x0] = in_ptr0[tmp0];
+            }
+        }
+        #pragma omp single
+        {
+            {
+                for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(2L); x0+=static_cast<int64_t>(1L))
+                {
+                    out_ptr0[x0] = atomic_add(&out_ptr0[x0], 1.0f);
+                }
+            }
         }
     }
 }
@@ -220,8 +233,10 @@ def test_each_cpp_loop_nest_is_one_combination_of_its_decisions():
 
     wrapper = "aoti_torch_cpu_bmm_out(buf0, arg0_1, arg1_1); aoti_torch_get_data_ptr(x); " \
               "aoti_torch_proxy_executor_call_function(proxy_executor, 0, 1, int_array, 3, tensor_args);"
+    # (Inductor keeps one OpenMP region open across the nests of one thread count: a nest in it
+    # is parallel under ``omp for``, not under ``omp single``)
     assert decisions.of_code(wrapper, _CPP_KERNEL) == ["cpp reduction vec=float tail", "cpp pointwise scalar omp check",
-                                                       "extern bmm", "extern proxy"]
+                                                       "cpp pointwise scalar atomic", "extern bmm", "extern proxy"]
     assert decisions.histogram(Counter({"cpp reduction vec=float tail": 2, "cpp pointwise scalar omp check": 1})) == \
         Counter({"cpp:reduction": 2, "cpp:vec=float": 2, "cpp:tail": 2, "cpp:pointwise": 1, "cpp:scalar": 1,
                  "cpp:omp": 1, "cpp:check": 1})
@@ -231,9 +246,9 @@ def test_each_members_combinations_are_those_of_the_loop_nests_computing_its_nod
     # the guided campaign learns which program of a merged batch took a combination from this
     from fuzzaoti.coverage import decisions
 
-    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1], [0, 2]]}) == {
+    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1], [0, 2], [2]]}) == {
         1: ["cpp reduction vec=float tail"], 0: ["cpp pointwise scalar omp check"],
-        2: ["cpp pointwise scalar omp check"]}
+        2: ["cpp pointwise scalar omp check", "cpp pointwise scalar atomic"]}
     # a kernel whose recorded nests do not line up with its code is left out, not guessed at
     assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1]]}) == {}
 

@@ -1,14 +1,16 @@
-"""The guided campaign: mutants of seed programs (strategies/_guided.py) and the guide that keeps
-the seeds and moves the share of mutants (campaign/guided.py)."""
+"""The guided campaign: mutants of seed programs (strategies/mutants.py) and the guide that keeps
+the seeds, puts mutants in drawn batches and moves their share (campaign/guided.py)."""
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+import pytest
 
 from fuzzaoti.campaign.guided import MAX_SEEDS, SHARE_RANGE, Guide
+from fuzzaoti.campaign.settings import CampaignSettings
+from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.case import Case
-from fuzzaoti.strategies import programs
-from fuzzaoti.strategies._guided import guided, mutate
+from fuzzaoti.strategies.mutants import mutant_case, mutate
+from fuzzaoti.strategies.profiles import get_profile
 
 
 def test_a_mutant_is_a_valid_program_with_its_seeds_ops_and_the_batchs_configs(five_op_program):
@@ -18,41 +20,43 @@ def test_a_mutant_is_a_valid_program_with_its_seeds_ops_and_the_batchs_configs(f
     for m in made:
         assert m.validate() is m and [n.op for n in m.nodes] == [n.op for n in five_op_program.nodes]
         assert dict(m.configs) == {"cpp.simdlen": 256} and m.id != five_op_program.with_(configs=m.configs).id
-    changed = {what for m in made for what, a, b in (("inputs", m.inputs, five_op_program.inputs),
-                                                       ("dims", m.dims, five_op_program.dims)) if a != b}
-    assert changed == {"inputs", "dims"}
+        for d, seed in zip(m.dims, five_op_program.dims):  # the generator's rules for a dim
+            assert d.min == seed.min and d.hint >= 2 and (d.max is None or d.max > d.min)
     assert {i.layout for m in made for i in m.inputs} > {"contiguous"}
     assert {i.dtype for m in made for i in m.inputs} > {i.dtype for i in five_op_program.inputs}
+    assert {d.kind for m in made for d in m.dims} == {"range", "auto", "dynamic"}
 
 
-def test_drawing_mutants_of_seeds_that_change_between_draws_is_no_flaky_strategy(five_op_program):
-    # Hypothesis refuses draws that depend on outside state unless their choices stay the same:
-    # the seeds list grows while the test runs, and the share is all mutants
-    seeds, mutants = [], []
-    strategy = guided(programs(), lambda: seeds, lambda: 1.0, {}, mutants.append)
-
-    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def draw(program):
-        seeds.append(five_op_program if not seeds else program)
-
-    draw()
-    assert mutants  # (every draw after the first had a seed to mutate)
+def test_a_mutant_case_runs_at_its_telling_shapes_inside_its_ranges(five_op_program):
+    case = mutant_case(five_op_program, {}, random.Random(3), cap=96, max_bytes=32 << 20, runs=4)
+    assert case is not None and len(case.runs) >= 2
+    dims = case.program.dim
+    assert dict(case.runs[0].env) == case.program.hint_env()
+    for env, _ in case.runs:
+        assert all(dims[n].min <= v and (dims[n].max is None or v <= dims[n].max) for n, v in env)
 
 
-def test_the_guide_keeps_programs_that_took_new_combinations_and_moves_the_share_to_what_pays(five_op_program):
-    guide = Guide()
-    cases = [Case(mutate(five_op_program, {}, random.Random(k)) or five_op_program, ()) for k in range(40)]
-    cases = list({c.program.id: c for c in cases}.values())
-    mutants, fresh = cases[: len(cases) // 2], cases[len(cases) // 2:]
-    for c in mutants:
-        guide.drew_mutant(c.program.id)
+def test_the_guide_puts_mutants_of_its_seeds_in_a_batch_and_moves_the_share_to_what_pays(five_op_program):
+    guide = Guide(get_profile("small"), runs=4)
+    fresh = [Case(mutate(five_op_program, {}, random.Random(k)) or five_op_program, ()) for k in range(60)]
+    fresh = list({c.program.id: c for c in fresh}.values())[:16]
+    assert guide.substitute(fresh, "7:1:0") == fresh  # no seeds yet: the batch as drawn
+    guide.learn(fresh, {c.program.id: 1 for c in fresh[:4]} | {c.program.id: 0 for c in fresh[4:]})
+    assert [s.id for s in guide.seeds] == [c.program.id for c in fresh[:4]]
+    batch = guide.substitute(fresh, "7:2:0")
+    assert batch == guide.substitute(fresh, "7:2:0")  # the key decides
+    mutants = [c for c in batch if c not in fresh]
+    assert mutants and len({c.program.id for c in batch}) == len(batch)
     # every mutant took a new combination, no fresh program did: the share goes to mutants
-    guide.learn(mutants + fresh, {**{c.program.id: 1 for c in mutants}, **{c.program.id: 0 for c in fresh}})
-    assert [s.id for s in guide.seed_list()] == [c.program.id for c in mutants][-MAX_SEEDS:]
-    assert guide.share() == SHARE_RANGE[1]
-    assert guide.total == {"mutant": [len(mutants), len(mutants)], "fresh": [len(fresh), 0]}
-    for _ in range(3):  # then the mutants stop paying and fresh programs do: the share turns
-        guide.learn(mutants + fresh, {**{c.program.id: 0 for c in mutants}, **{c.program.id: 1 for c in fresh}})
+    guide.learn(batch, {c.program.id: (1 if c in mutants else 0) for c in batch})
+    assert guide.share() > 0.5
+    for _ in range(4):  # then the mutants stop paying and fresh programs do: the share turns
+        guide.learn(batch, {c.program.id: (0 if c in mutants else 1) for c in batch})
     assert guide.share() == SHARE_RANGE[0]
-    assert "seeds, mutants" in guide.describe()
+    assert len(guide.seeds) <= MAX_SEEDS and "seeds, mutants" in guide.describe()
+
+
+@pytest.mark.parametrize("changes", [{"device": "cuda"}, {"profile": "large"}])
+def test_guided_is_refused_where_it_cannot_learn(changes):
+    with pytest.raises(InvalidArgument, match="--guided needs --device cpu"):
+        CampaignSettings(**{"device": "cpu", "guided": True, **changes})

@@ -116,3 +116,11 @@ def test_an_exception_thrown_in_several_threads_at_once_has_one_signature_howeve
     interleaved = aborted("terminate called after throwing an instance of 'terminate called recursively\n"
                           "c10::Error'\n  what():  index out of bounds: 0 <= tmp7 < 74L\n")
     assert interleaved == "run/crash/uncaught C++ exception: index out of bounds: N <= tmpN < N"
+
+
+def test_a_crash_that_lost_its_message_is_the_same_bug_as_one_that_printed_it_for_the_shrinker():
+    lost = "run/crash/uncaught C++ exception in several threads (terminate called recursively: no message)"
+    printed = "run/crash/uncaught C++ exception: index out of bounds: N <= tmpN < ksN"
+    assert same_bug(lost, printed) and same_bug(printed, lost) and same_bug(lost, lost)
+    assert not same_bug("run/crash/Segmentation fault (core dumped)", lost)
+    assert not same_bug("compile/crash/uncaught C++ exception: x", lost)

@@ -6,8 +6,10 @@ near them. Here the behaviour is Inductor's decisions per C++ loop nest
 (``coverage.decisions``), and the inputs are programs: after each batch the workers say which
 of its programs took which combinations (``decisions.by_member``: a merged compile's loop nests
 are told apart by the member whose nodes they compute, so no program is compiled again to
-learn it), and a program that took a new one becomes a *seed*. The batch strategy then draws
-``share`` of its programs as mutants of seeds (``strategies._guided``) and the rest fresh.
+learn it), and a program that took a new one becomes a *seed*. Each batch Hypothesis draws then
+has ``share`` of its programs replaced by mutants of seeds (``strategies.mutants``), made by a
+generator seeded from the campaign's seed and the batch's number, so a campaign's ``--seed``
+still decides everything while its seeds are the same.
 
 The share follows what pays: the rate at which mutants took new combinations against the rate
 of fresh draws (each with one success in two trials as a prior, so neither arm is starved by
@@ -20,8 +22,12 @@ the campaign's coverage, not in its seeds.
 
 from __future__ import annotations
 
+import random
+
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
+from fuzzaoti.strategies.mutants import mutant_case
+from fuzzaoti.strategies.profiles import Profile
 
 #: the share of drawn programs that are mutants stays in here: the arm that pays less is still
 #: drawn often enough to show when it starts paying again
@@ -35,7 +41,8 @@ DECAY = 0.7
 class Guide:
     """The seeds, the share of mutants, and what each arm has yielded so far."""
 
-    def __init__(self, share: float = 0.5) -> None:
+    def __init__(self, profile: Profile, runs: int, share: float = 0.5) -> None:
+        self.profile, self.runs = profile, runs
         self.seeds: list[Program] = []
         self._share = share
         self._mutants: set[str] = set()  # the ids of programs drawn as mutants
@@ -46,12 +53,26 @@ class Guide:
     def share(self) -> float:
         return self._share
 
-    def seed_list(self) -> list[Program]:
-        return self.seeds
-
-    def drew_mutant(self, program_id: str) -> None:
-        """The batch strategy drew this program as a mutant."""
-        self._mutants.add(program_id)
+    def substitute(self, drawn: list[Case], key: str) -> list[Case]:
+        """``drawn`` (one batch, one config set) with ``share`` of its cases replaced by
+        mutants of seeds, picked by a generator seeded with ``key``."""
+        if not self.seeds or not drawn:
+            return drawn
+        rng = random.Random(key)
+        configs = dict(drawn[0].program.configs)
+        taken = {case.program.id for case in drawn}
+        out = []
+        for case in drawn:
+            if rng.random() < self._share:
+                mutant = mutant_case(rng.choice(self.seeds), configs, rng, self.profile.cap, self.profile.max_bytes,
+                                     self.runs)
+                if mutant is not None and mutant.program.id not in taken:
+                    taken.add(mutant.program.id)
+                    self._mutants.add(mutant.program.id)
+                    out.append(mutant)
+                    continue
+            out.append(case)
+        return out
 
     def learn(self, drawn: list[Case], novel: dict[str, int]) -> None:
         """Take in a batch's programs and, for those told apart (``novel``: program id -> new

@@ -89,7 +89,7 @@ class Campaign:
         self.last_done = 0.0  # when the last recorded batch was done (its outcomes all in)
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
-        self.guide = Guide() if settings_.guided else None  # fuzz --guided
+        self.guide: Guide | None = None  # fuzz --guided (made in run: it needs the byte budget)
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
         # batches submitted under _ramp_cap's cap; -1 once ramped up, or resumed (it ramped before)
         self.ramped = 0 if resume_id is None else -1
@@ -118,6 +118,7 @@ class Campaign:
         s = self.settings
         workers = s.workers or default_workers(s.device, s.gpus)
         self.max_bytes = s.max_bytes or default_max_bytes(s.device, s.profile, s.gpus, workers)
+        self.guide = Guide(get_profile(s.profile, self.max_bytes), s.runs_per_program) if s.guided else None
         pool = self.pool = WorkerPool(
             WorkerConfig(device=s.device, backend=s.backend, canary=s.canary,
                          compile_timeout=s.compile_timeout, run_timeout=s.run_timeout, max_bytes=self.max_bytes,
@@ -200,7 +201,7 @@ class Campaign:
         # a batch checks the first `size` drawn cases the quarantine does not set aside (a task
         # of N shards keeps one in N: drawing N times more stalled Hypothesis for minutes)
         count = cases_per_batch(s.profile, s.batch_size)
-        batch = batches(self.config_sets, count, s.device, s.profile, self.max_bytes, s.runs_per_program, self.guide)
+        batch = batches(self.config_sets, count, s.device, s.profile, self.max_bytes, s.runs_per_program)
 
         # the corpus is Hypothesis's example database: a new campaign first replays the batches
         # that failed before (Phase.reuse), then generates; a resumed one just goes on generating
@@ -229,6 +230,8 @@ class Campaign:
                 raise _TimeUp  # (or the batch already queued takes the time left)
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
+            if self.guide is not None:  # (after the draw: Hypothesis never sees the seeds)
+                drawn = self.guide.substitute(drawn, f"{seed}:{self.counts.batches}:{len(self.in_flight)}")
             flight = self._submit(pool, drawn, choices)
             if flight is not None:
                 self.in_flight.append(flight)
@@ -339,7 +342,7 @@ class Campaign:
         done_at = time.monotonic() - self.started  # (before a crash's inline follow-up in _record)
         self._store_coverage(pool, done_at)
         if self.guide is not None:
-            self.guide.learn(drawn, pool.reached.take_novel())
+            self.guide.learn(drawn, pool.reached.take_novel([c.program.id for c in drawn]))
         for case, outcome, early in zip(drawn, outcomes, recorded):
             c.runs_checked += outcome.runs_checked
             c.runs_skipped += outcome.runs_skipped

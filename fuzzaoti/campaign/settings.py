@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from fuzzaoti.corpus.campaign_record import COUNT_COLUMNS
 from fuzzaoti.corpus.quarantine import DEFAULT_RATE
+from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.launch.shards import check_shard
 from fuzzaoti.strategies import batch_config_sets, cases_per_batch
 
@@ -47,6 +48,10 @@ class CampaignSettings:
         check_shard(self.shard, self.shards)  # each flag the campaign cannot honour fails here, before a corpus opens
         cases_per_batch(self.profile, self.batch_size)  # a size the profile cannot draw
         batch_config_sets(self.device, self.configs)  # a config set this device or torch lacks
+        if self.guided and (self.device != "cpu" or self.profile != "small"):
+            # (its seeds are told apart by their C++ loop nests; a mutant's runs are a small program's)
+            raise InvalidArgument("--guided needs --device cpu and the small profile: it learns from the "
+                                  "C++ loop nests each program's compile took")
 
 
 @dataclass

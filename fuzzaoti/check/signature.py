@@ -44,6 +44,7 @@ _STDERR_MARKERS = ("error", "Error", "Assertion", "illegal", "Segmentation", "te
 #: below it name only the exception's constructor, the same for every such bug), or one fixed
 #: text when every thread's message was lost.
 _TERMINATE = re.compile(r"terminate called (?:recursively|after throwing)")
+_MESSAGE_LOST = "uncaught C++ exception in several threads (terminate called recursively: no message)"
 _WHAT = re.compile(r"^\s*what\(\):\s*(\S[^\n]*)", re.M)
 _FRAME = re.compile(r"^\s*frame #\d+:")
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b[:(]")
@@ -71,8 +72,7 @@ def _telling_line(outcome: Outcome) -> str:
         lines = outcome.stderr.splitlines()
         if _TERMINATE.search(outcome.stderr):
             what = _WHAT.search(outcome.stderr)
-            return (f"uncaught C++ exception: {what.group(1).strip()}" if what
-                    else "uncaught C++ exception in several threads (terminate called recursively: no message)")
+            return f"uncaught C++ exception: {what.group(1).strip()}" if what else _MESSAGE_LOST
         for line in reversed(lines):
             if any(m in line for m in _STDERR_MARKERS) and not _FRAME.match(line):
                 return line
@@ -132,4 +132,8 @@ def same_bug(sig: str, target: str) -> bool:
     sig, target = sig.split(" via ")[0], target.split(" via ")[0]
     if " @ " in sig and " @ " not in target:
         sig = sig.split(" @ ")[0]
+    if sig.endswith(_MESSAGE_LOST) or target.endswith(_MESSAGE_LOST):  # one exception in several threads,
+        # which print its message or lose it as they race: the same bug either way
+        return sig.split("/")[:2] == target.split("/")[:2] and all(
+            s.split("/", 2)[-1].startswith("uncaught C++ exception") for s in (sig, target))
     return sig == target

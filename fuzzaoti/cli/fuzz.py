@@ -64,9 +64,9 @@ from fuzzaoti.strategies.profiles import PROFILES
               help="Record the lines of torch/_inductor the compiles run (on CPU 1.08x the compile time), for "
                    "'fuzzaoti coverage': how much of Inductor a campaign reached, and when.")
 @click.option("--guided", is_flag=True, default=False,
-              help="Draw a share of programs as mutants of those whose compile took a decision combination "
-                   "new to the campaign (records coverage too; the share follows what each kind of draw "
-                   "yields).")
+              help="Replace a share of drawn programs by mutants of those whose compile took a decision "
+                   "combination new to the campaign (CPU, small profile; records coverage too; the share "
+                   "follows what each kind of program yields).")
 def fuzz(device, minutes, corpus_path, seed, inject, batch_size, workers, gpus, max_batches, backend,
          shrink_minutes, follow_up_minutes, triage, profile, max_bytes, configs, known_file, quarantine_rate,
          resume_id, shard, coverage, guided) -> None:

@@ -41,29 +41,45 @@ def cpp_nests(kernel_code: str) -> list[str]:
 
 
 def cpp_kernels(kernel_code: str) -> dict[str, list[str]]:
-    """Each C++ kernel function of ``kernel_code`` by name, as its loop nests in order."""
+    """Each C++ kernel function of ``kernel_code`` by name, as its loop nests in order: the
+    blocks at the top of its body that hold a loop, and inside an OpenMP parallel region (a
+    block opening with ``int tid = omp_get_thread_num();``, which Inductor keeps open across
+    the nests of one thread count) the region's own such blocks, each marked as in it."""
     kernels: dict[str, list[str]] = {}
     for found in _EXTERN_C.finditer(kernel_code):
-        nests = kernels.setdefault(found.group(1), [])
         body_at = kernel_code.find("{", kernel_code.find(")", found.end()))
-        if body_at < 0:
-            continue
-        depth, start = 0, None
-        for at in range(body_at, len(kernel_code)):
-            char = kernel_code[at]
-            if char == "{":
-                depth += 1
-                if depth == 2:
-                    start = at
-            elif char == "}":
-                depth -= 1
-                if depth == 1 and start is not None:
-                    if "for(" in kernel_code[start:at]:  # (not a brace initializer: ``error{0}``)
-                        nests.append(kernel_code[start:at + 1])
-                    start = None
-                elif depth == 0:
-                    break
+        nests = kernels.setdefault(found.group(1), [])
+        for _, block in _blocks(kernel_code, body_at) if body_at >= 0 else ():
+            if _REGION.match(block):  # (a nest under ``#pragma omp single`` runs on one thread)
+                nests += [(_SINGLE if "#pragma omp single" in lead else _IN_REGION) + inner
+                          for lead, inner in _blocks(block, 0) if "for(" in inner]
+            elif "for(" in block:  # (not a brace initializer: ``error{0}``)
+                nests.append(block)
     return kernels
+
+
+_REGION = re.compile(r"\{\s*int tid = omp_get_thread_num\(\);")
+_IN_REGION = "// in an OpenMP parallel region\n"
+_SINGLE = "// in an OpenMP parallel region, on one thread\n"
+
+
+def _blocks(text: str, at: int) -> list[tuple[str, str]]:
+    """The ``{...}`` blocks directly inside the block that opens at ``text[at]``, each with the
+    text that leads to it from the block before (where a ``#pragma`` for it is)."""
+    blocks, depth, start, after = [], 0, 0, at + 1
+    for k in range(at, len(text)):
+        if text[k] == "{":
+            depth += 1
+            if depth == 2:
+                start = k
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 1:
+                blocks.append((text[after:start], text[start:k + 1]))
+                after = k + 1
+            elif depth == 0:
+                break
+    return blocks
 
 
 def by_member(kernel_code: str, kernels: dict[str, list[list[int]]]) -> dict[int, list[str]]:
@@ -101,7 +117,7 @@ def cpp_nest(nest: str) -> str:
     words = ["cpp", kind, f"vec={','.join(dtypes)}" if dtypes else "scalar"]
     if dtypes and "C10_UNLIKELY(" in nest:
         words.append("tail")
-    if "#pragma omp" in nest:
+    if "#pragma omp for" in nest or nest.startswith(_IN_REGION):
         words.append("omp")
     if "index out of bounds" in nest:
         words.append("check")

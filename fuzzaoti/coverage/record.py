@@ -163,12 +163,12 @@ class Reached:
             waiting, self._waiting = self._waiting, []
         return waiting
 
-    def take_novel(self) -> dict[str, int]:
-        """For each program whose own combinations came since the last call, how many of them
-        no program had taken before (0 for none): what the guided campaign learns from."""
+    def take_novel(self, program_ids: list[str]) -> dict[str, int]:
+        """For each of ``program_ids`` whose own combinations have come, how many of them no
+        program had taken before (0 for none): what the guided campaign learns from. (The
+        other programs' stay: their batches are still in flight.)"""
         with self._lock:
-            novel, self._novel = self._novel, {}
-        return novel
+            return {p: self._novel.pop(p) for p in program_ids if p in self._novel}
 
     def take_decisions(self) -> dict[str, int]:
         """The decision combinations added since the last call, with their kernels since."""

@@ -13,7 +13,6 @@ from fuzzaoti.errors import InvalidArgument
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.scale import is_large
 from fuzzaoti.strategies.profiles import get_profile
-from fuzzaoti.strategies._guided import guided
 from fuzzaoti.strategies._programs import programs
 from fuzzaoti.strategies._shapes import cases
 
@@ -32,14 +31,11 @@ def cases_per_batch(profile: str, batch_size: int | None) -> int:
 
 
 def batches(config_sets: list[dict], count: int, device: str, profile: str, max_bytes: int | None,
-            runs: int, guide=None) -> st.SearchStrategy[list[Case]]:
+            runs: int) -> st.SearchStrategy[list[Case]]:
     """``count`` cases of distinct programs that share one config set of ``config_sets`` (dear
-    sets are listed less often by ``batch_config_sets``, so each gets about the same compile time);
-    with a ``guide`` (``campaign.guided.Guide``) a share of them mutants of its seeds."""
+    sets are listed less often by ``batch_config_sets``, so each gets about the same compile time)."""
     def of(configs: dict) -> st.SearchStrategy[list[Case]]:
         drawn = programs(device=device, profile=profile, max_bytes=max_bytes, configs=configs)
-        if guide is not None:
-            drawn = guided(drawn, guide.seed_list, guide.share, configs, guide.drew_mutant)
         return st.lists(cases(drawn, runs=runs, profile=profile, max_bytes=max_bytes),
                         min_size=count, max_size=count, unique_by=lambda case: case.program.id)
 
