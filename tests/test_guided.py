@@ -12,9 +12,11 @@ from fuzzaoti.model.case import Case
 from fuzzaoti.strategies.mutants import mutant_case, mutate
 from fuzzaoti.strategies.profiles import get_profile
 
+SMALL = get_profile("small")
+
 
 def test_a_mutant_is_a_valid_program_with_its_seeds_ops_and_the_batchs_configs(five_op_program):
-    mutants = [mutate(five_op_program, {"cpp.simdlen": 256}, random.Random(k)) for k in range(200)]
+    mutants = [mutate(five_op_program, {"cpp.simdlen": 256}, random.Random(k), SMALL) for k in range(200)]
     made = [m for m in mutants if m is not None]
     assert len(made) > 100  # most changes make a valid program
     for m in made:
@@ -28,7 +30,7 @@ def test_a_mutant_is_a_valid_program_with_its_seeds_ops_and_the_batchs_configs(f
 
 
 def test_a_mutant_case_runs_at_its_telling_shapes_inside_its_ranges(five_op_program):
-    case = mutant_case(five_op_program, {}, random.Random(3), cap=96, max_bytes=32 << 20, runs=4)
+    case = mutant_case(five_op_program, {}, random.Random(3), SMALL, runs=4)
     assert case is not None and len(case.runs) >= 2
     dims = case.program.dim
     assert dict(case.runs[0].env) == case.program.hint_env()
@@ -37,8 +39,8 @@ def test_a_mutant_case_runs_at_its_telling_shapes_inside_its_ranges(five_op_prog
 
 
 def test_the_guide_puts_mutants_of_its_seeds_in_a_batch_and_moves_the_share_to_what_pays(five_op_program):
-    guide = Guide(get_profile("small"), runs=4)
-    fresh = [Case(mutate(five_op_program, {}, random.Random(k)) or five_op_program, ()) for k in range(60)]
+    guide = Guide(SMALL, runs=4)
+    fresh = [Case(mutate(five_op_program, {}, random.Random(k), SMALL) or five_op_program, ()) for k in range(60)]
     fresh = list({c.program.id: c for c in fresh}.values())[:16]
     assert guide.substitute(fresh, "7:1:0") == fresh  # no seeds yet: the batch as drawn
     guide.learn(fresh, {c.program.id: 1 for c in fresh[:4]} | {c.program.id: 0 for c in fresh[4:]})
@@ -60,3 +62,18 @@ def test_the_guide_puts_mutants_of_its_seeds_in_a_batch_and_moves_the_share_to_w
 def test_guided_is_refused_where_it_cannot_learn(changes):
     with pytest.raises(InvalidArgument, match="--guided needs --device cpu"):
         CampaignSettings(**{"device": "cpu", "guided": True, **changes})
+
+
+def test_mutants_of_mutants_keep_the_profiles_sizes_and_a_derived_dim_a_plain_dim():
+    # export takes 2*n only of a Dim: n never becomes Dim.AUTO or Dim.DYNAMIC; and a mutant of a
+    # mutant draws its range from the profile, not from its seed's, or sizes double each generation
+    from fuzzaoti.model.program import DimSpec, InputSpec, Node, Program
+
+    program = Program(dims=(DimSpec("n", 2, 40, 9),), inputs=(InputSpec("x0", "float32", ("2*n", 3)),),
+                      nodes=(Node("t0", "relu", ("x0",)),), outputs=("t0",)).validate()
+    rng = random.Random(0)
+    for _ in range(300):
+        program = mutate(program, {}, rng, SMALL) or program
+        (n,) = program.dims
+        assert n.kind == "range" and n.min == 2 and n.hint <= max(SMALL.cap, SMALL.max_dim)
+        assert n.max is None or n.max <= SMALL.max_dim

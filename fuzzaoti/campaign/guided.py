@@ -23,6 +23,7 @@ the campaign's coverage, not in its seeds.
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 from fuzzaoti.model.case import Case
 from fuzzaoti.model.program import Program
@@ -53,9 +54,10 @@ class Guide:
     def share(self) -> float:
         return self._share
 
-    def substitute(self, drawn: list[Case], key: str) -> list[Case]:
+    def substitute(self, drawn: list[Case], key: str, wanted: Callable[[str], bool] = lambda program_id: True) -> list[Case]:
         """``drawn`` (one batch, one config set) with ``share`` of its cases replaced by
-        mutants of seeds, picked by a generator seeded with ``key``."""
+        mutants of seeds, picked by a generator seeded with ``key``; only by a mutant the
+        campaign ``wanted`` (one of its shard's programs, not checked before)."""
         if not self.seeds or not drawn:
             return drawn
         rng = random.Random(key)
@@ -64,9 +66,8 @@ class Guide:
         out = []
         for case in drawn:
             if rng.random() < self._share:
-                mutant = mutant_case(rng.choice(self.seeds), configs, rng, self.profile.cap, self.profile.max_bytes,
-                                     self.runs)
-                if mutant is not None and mutant.program.id not in taken:
+                mutant = mutant_case(rng.choice(self.seeds), configs, rng, self.profile, self.runs)
+                if mutant is not None and mutant.program.id not in taken and wanted(mutant.program.id):
                     taken.add(mutant.program.id)
                     self._mutants.add(mutant.program.id)
                     out.append(mutant)

@@ -90,6 +90,7 @@ class Campaign:
         self.max_bytes = settings_.max_bytes  # set for the run: the GPU's free memory may decide it
         self.slowest = SlowestRun()  # the slowest compiled big run, kept for 'fuzzaoti stats --slowest'
         self.guide: Guide | None = None  # fuzz --guided (made in run: it needs the byte budget)
+        self.guide_draws = 0  # batches drawn, the guide's generator's key
         self.submitted: set[str] = set()  # ids of the programs this run has sent to be checked
         # batches submitted under _ramp_cap's cap; -1 once ramped up, or resumed (it ramped before)
         self.ramped = 0 if resume_id is None else -1
@@ -231,7 +232,9 @@ class Campaign:
             choices = compat.current_choices_bytes()
             self.counts.replayed += choices in past
             if self.guide is not None:  # (after the draw: Hypothesis never sees the seeds)
-                drawn = self.guide.substitute(drawn, f"{seed}:{self.counts.batches}:{len(self.in_flight)}")
+                self.guide_draws += 1
+                drawn = self.guide.substitute(drawn, f"{seed}:{self.guide_draws}", lambda program_id: in_shard(
+                    program_id, s.shard, s.shards) and program_id not in self.submitted)
             flight = self._submit(pool, drawn, choices)
             if flight is not None:
                 self.in_flight.append(flight)

@@ -122,6 +122,13 @@ def signature(outcome: Outcome, program: Program | None = None) -> str:
     return f"{outcome.stage}/{outcome.symptom}/{detail}"
 
 
+def lost_message(sig: str) -> bool:
+    """Whether ``sig`` is a crash whose every thread lost the exception's message: the shrinker
+    takes the first message a candidate prints as its target from then on, so it does not drift
+    from one exception to another."""
+    return sig.endswith(_MESSAGE_LOST)
+
+
 def same_bug(sig: str, target: str) -> bool:
     """The shrinker's test: is ``sig`` the bug ``target`` names?
 

@@ -24,7 +24,7 @@ from fuzzaoti.check.outcome import Outcome, fails_whole_batch
 from fuzzaoti.model.dtypes import FLOAT_DTYPES
 from fuzzaoti.model.program import DimSpec, Node, Program
 from fuzzaoti.model.scale import reach, size_classes
-from fuzzaoti.check.signature import same_bug, signature
+from fuzzaoti.check.signature import lost_message, same_bug, signature
 from fuzzaoti.model.case import Case
 from fuzzaoti.strategies._shapes import crossing_shapes
 
@@ -80,6 +80,7 @@ def shrink(case: Case, target: str, check: Check, budget_s: float = 600.0,
         if not keep:
             break
         best, best_outcome = _pinned(*keep[0]), keep[0][1]
+        target = signature(best_outcome, best.program) if lost_message(target) else target  # (pinned: see same_bug)
         log(f"  shrink round {rounds}: {len(best.program.nodes)} ops, {len(best.program.dims)} dims, "
             f"runs {[dict(e) for e, _ in best.runs]} ({len(keep)}/{tried} candidates kept the bug)")
     if best_outcome is None:  # nothing smaller failed: confirm the original once more
