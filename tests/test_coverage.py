@@ -258,7 +258,10 @@ def test_a_triton_kernels_combination_names_its_heuristic_hint_and_index_width()
 
     source = ("@triton_heuristics.persistent_reduction(\n    size_hints={'x': 64, 'r0_': 128},\n"
               "    reduction_hint=ReductionHint.INNER,\n)\n@triton.jit\ndef triton_per_fused_sum_0(in_ptr0, out_ptr0):\n"
-              "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None].to(tl.int64)\n"
+              "    xoffset = tl.program_id(0).to(tl.int64) * XBLOCK\n"
               "    tl.device_assert((0 <= tmp4) & (tmp4 < 7), 'index out of bounds')\n")
     assert decisions.triton_kernel(source) == "triton persistent_reduction inner int64 assert"
-    assert decisions.triton_kernel("@triton_heuristics.pointwise(\n)\ndef k(): pass") == "triton pointwise int32"
+    # an int64 tensor's load is no 64-bit indexing, nor the metadata's atomic_add_found an atomic
+    pointwise = ("@triton_heuristics.pointwise(\n    inductor_meta={'atomic_add_found': False},\n)\n"
+                 "def k(in_ptr0):\n    xoffset = tl.program_id(0) * XBLOCK\n    tmp0 = tl.load(in_ptr0 + x0).to(tl.int64)\n")
+    assert decisions.triton_kernel(pointwise) == "triton pointwise int32"
