@@ -142,7 +142,7 @@ def test_an_error_surfacing_after_a_lone_members_big_run_is_pinned_on_that_run(m
         released.append(device)
         if len(released) == 3:  # after the third big run: the drawn one, then 8, then 9
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
-    monkeypatch.setattr(execute, "_release", release)
+    monkeypatch.setattr(execute, "release_memory", release)
     case = Case.from_run_dicts(_program(hint=4), [{"env": {"d0": 2}, "seed": 0}])
     outcome = check_batch(Job("fake", "cpu", (case,), 1 << 20), lambda stage: None).batch
     assert outcome.symptom == "illegal_memory_access" and outcome.env == {"d0": 9}
