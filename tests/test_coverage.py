@@ -235,7 +235,7 @@ def test_each_cpp_loop_nest_is_one_combination_of_its_decisions():
               "aoti_torch_proxy_executor_call_function(proxy_executor, 0, 1, int_array, 3, tensor_args);"
     # (Inductor keeps one OpenMP region open across the nests of one thread count: a nest in it
     # is parallel under ``omp for``, not under ``omp single``)
-    assert decisions.of_code(wrapper, _CPP_KERNEL) == ["cpp reduction vec=float tail", "cpp pointwise scalar omp check",
+    assert decisions.of_code(wrapper, decisions.cpp_combinations(_CPP_KERNEL)) == ["cpp reduction vec=float tail", "cpp pointwise scalar omp check",
                                                        "cpp pointwise scalar atomic", "extern bmm", "extern proxy"]
     assert decisions.histogram(Counter({"cpp reduction vec=float tail": 2, "cpp pointwise scalar omp check": 1})) == \
         Counter({"cpp:reduction": 2, "cpp:vec=float": 2, "cpp:tail": 2, "cpp:pointwise": 1, "cpp:scalar": 1,
@@ -246,11 +246,11 @@ def test_each_members_combinations_are_those_of_the_loop_nests_computing_its_nod
     # the guided campaign learns which program of a merged batch took a combination from this
     from fuzzaoti.coverage import decisions
 
-    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1], [0, 2], [2]]}) == {
+    assert decisions.by_member(decisions.cpp_combinations(_CPP_KERNEL), {"cpp_fused_index_select_sum_0": [[1], [0, 2], [2]]}) == {
         1: ["cpp reduction vec=float tail"], 0: ["cpp pointwise scalar omp check"],
         2: ["cpp pointwise scalar omp check", "cpp pointwise scalar atomic"]}
     # a kernel whose recorded nests do not line up with its code is left out, not guessed at
-    assert decisions.by_member(_CPP_KERNEL, {"cpp_fused_index_select_sum_0": [[1]]}) == {}
+    assert decisions.by_member(decisions.cpp_combinations(_CPP_KERNEL), {"cpp_fused_index_select_sum_0": [[1]]}) == {}
 
 
 def test_a_triton_kernels_combination_names_its_heuristic_hint_and_index_width():

@@ -39,10 +39,10 @@ _EXTERN_CALL = re.compile(r"\baoti_torch_(?:cpu|cuda)_(\w+?)(?:_out)?\(")
 _PROXY = "aoti_torch_proxy_executor_call_function"
 
 
-def cpp_nests(kernel_code: str) -> list[str]:
-    """The loop nests of every C++ kernel function in ``kernel_code``, in order: the blocks at
-    the top level of each function's body."""
-    return [nest for nests in cpp_kernels(kernel_code).values() for nest in nests]
+def cpp_combinations(kernel_code: str) -> dict[str, list[str]]:
+    """Each C++ kernel function of ``kernel_code`` by name, as its loop nests' combinations
+    (``cpp_nest``) in order: read once a compile, for its count and for ``by_member``."""
+    return {name: [cpp_nest(n) for n in nests] for name, nests in cpp_kernels(kernel_code).items()}
 
 
 def cpp_kernels(kernel_code: str) -> dict[str, list[str]]:
@@ -87,21 +87,21 @@ def _blocks(text: str, at: int) -> list[tuple[str, str]]:
     return blocks
 
 
-def by_member(kernel_code: str, kernels: dict[str, list[list[int]]]) -> dict[int, list[str]]:
+def by_member(combinations: dict[str, list[str]], kernels: dict[str, list[list[int]]]) -> dict[int, list[str]]:
     """The combinations of each member of a merged program: each C++ loop nest's combination
-    goes to the members whose nodes it computes (``kernels``: a kernel's nests as members, from
+    (``combinations``, from ``cpp_combinations``) goes to the members whose nodes it computes
+    (``kernels``: a kernel's nests as members, from
     ``compile.backends.aoti.kernel_members``; a kernel whose nests do not line up with its code
     is left out). The members of a merged program share no tensor, so a nest computes one
     member's nodes unless Inductor put two members' into it (then it counts for both): this is
     how the guided campaign tells which program of a batch took a new combination without
     compiling any of them again."""
     found: dict[int, list[str]] = {}
-    for name, nests in cpp_kernels(kernel_code).items():
+    for name, nests in combinations.items():
         members = kernels.get(name)
         if members is None or len(members) != len(nests):
             continue
-        for nest, who in zip(nests, members):
-            combination = cpp_nest(nest)
+        for combination, who in zip(nests, members):
             for m in who:
                 found.setdefault(m, []).append(combination)
     return found
@@ -158,21 +158,16 @@ def externs(wrapper_code: str) -> list[str]:
     return sorted(found)
 
 
-def of_code(wrapper_code: str, kernel_code: str) -> list[str]:
-    """The combinations of one compile's C++ code: each C++ loop nest's, each extern's."""
-    return [cpp_nest(n) for n in cpp_nests(kernel_code)] + externs(wrapper_code)
-
-
-def of_package(path: str) -> list[str]:
-    """The C++ combinations of the compile that wrote the AOTI package at ``path`` (its wrapper
-    and kernel sources, which a package keeps beside the built library); none where it holds no
-    source. (A GPU package holds no Triton source: ``triton_kernel`` reads each kernel's as
-    Inductor defines it, ``compat.triton_kernel_sources``.)"""
-    return of_code(*package_code(path))
+def of_code(wrapper_code: str, combinations: dict[str, list[str]]) -> list[str]:
+    """The combinations of one compile's C++ code: each C++ loop nest's (``cpp_combinations``
+    of its kernel code), each extern's."""
+    return [c for nests in combinations.values() for c in nests] + externs(wrapper_code)
 
 
 def package_code(path: str) -> tuple[str, str]:
-    """The wrapper and kernel C++ sources of the AOTI package at ``path`` ("" where none)."""
+    """The wrapper and kernel C++ sources of the AOTI package at ``path`` ("" where none), which
+    a package keeps beside the built library. (A GPU package holds no Triton source:
+    ``triton_kernel`` reads each kernel's as Inductor defines it, ``compat.triton_kernel_sources``.)"""
     wrapper, kernel = [], []
     try:
         with zipfile.ZipFile(path) as package:

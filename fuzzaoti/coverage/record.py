@@ -80,10 +80,11 @@ def note_compile(path: str, triton_sources: list[str], kernels: dict[str, list[l
     if not _enabled:
         return {}
     wrapper, kernel = decisions.package_code(path)
-    found = decisions.of_code(wrapper, kernel) + [decisions.triton_kernel(s) for s in triton_sources]
+    combinations = decisions.cpp_combinations(kernel)
+    found = decisions.of_code(wrapper, combinations) + [decisions.triton_kernel(s) for s in triton_sources]
     with _lock:
         _decided.update(found)
-    return decisions.by_member(kernel, kernels)
+    return decisions.by_member(combinations, kernels)
 
 
 def note_programs(by_program: dict[str, list[str]]) -> None:
