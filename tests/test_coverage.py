@@ -265,3 +265,18 @@ def test_a_triton_kernels_combination_names_its_heuristic_hint_and_index_width()
     pointwise = ("@triton_heuristics.pointwise(\n    inductor_meta={'atomic_add_found': False},\n)\n"
                  "def k(in_ptr0):\n    xoffset = tl.program_id(0) * XBLOCK\n    tmp0 = tl.load(in_ptr0 + x0).to(tl.int64)\n")
     assert decisions.triton_kernel(pointwise) == "triton pointwise int32"
+
+
+def test_a_malformed_decisions_row_in_a_corpus_is_a_one_line_error(tmp_path):
+    import sqlite3
+
+    db = str(tmp_path / "c.db")
+    with Corpus.open(db, create=True) as corpus:
+        cid = corpus.start_campaign("cpu", "aoti", None, 0, {}, {})
+        corpus.add_lines(cid, [("torch/_inductor/ir.py", 10)], 5.0)
+        corpus.add_decisions(cid, {"cpp pointwise scalar": 1}, 5.0)
+    with sqlite3.connect(db) as conn:
+        conn.execute("update compiler_decisions set kernels = 'many'")
+    result = CliRunner().invoke(main, ["stats", "--corpus", db])
+    assert result.exit_code == 2 and "compiler_decisions of campaign 1 holds a malformed row" in result.output
+    assert "Traceback" not in result.output

@@ -161,8 +161,12 @@ class Corpus:
         """``(combination, seconds first taken, kernels)`` of every decision combination the
         campaign's compiles took."""
         rows = self.db.execute("select decision, seconds, kernels from compiler_decisions where campaign_id = ? "
-                               "order by seconds, decision", [campaign_id])
-        return [(d, s, n) for d, s, n in rows.fetchall()]
+                               "order by seconds, decision", [campaign_id]).fetchall()
+        for d, s, n in rows:  # (a corpus from elsewhere: its rows are data, checked as read)
+            if not (isinstance(d, str) and isinstance(s, (int, float)) and isinstance(n, int)):
+                raise CorpusError(f"{self.path}: compiler_decisions of campaign {campaign_id} holds a malformed row "
+                                  f"({d!r:.60}, {s!r:.20}, {n!r:.20})")
+        return rows
 
     def campaigns_with_lines(self) -> list[int]:
         """The campaigns that recorded compiler coverage (``fuzz --coverage``), oldest first."""
